@@ -1,0 +1,1 @@
+"""The LangGraph ReAct agent: state, nodes, prompts, the text tool protocol and the builder."""

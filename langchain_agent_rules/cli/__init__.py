@@ -1,0 +1,38 @@
+"""The ``agent-rules`` console script: one subcommand module each, one error line on failure."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from langchain_agent_rules.errors import AgentRulesError
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every subcommand registered."""
+    from langchain_agent_rules.cli import rules as rules_command
+
+    parser = argparse.ArgumentParser(
+        prog="agent-rules",
+        description="Agent rules, safe tools and a bounded LangGraph agent.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    rules_command.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the console script; return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except AgentRulesError as error:
+        print(f"agent-rules: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("agent-rules: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,88 @@
+"""The exceptions of langchain-agent-rules, one tree with one root.
+
+Errors are split by audience: what the model should correct (it reaches the model as
+an observation), what is the developer's mistake (raised at construction), and what
+ends a run or a store operation::
+
+    AgentRulesError
+    ├── RuleValidationError        a rule field is invalid (also a ValueError)
+    ├── RuleStoreError             a rule store cannot read or write its data
+    │   ├── DuplicateRuleError     create() of an id that already exists
+    │   └── RuleNotFoundError      get()/update()/delete() of an unknown id
+    ├── ToolConfigurationError     bad tool configuration, raised at construction
+    ├── AgentConfigurationError    bad agent configuration, raised at construction
+    ├── InvalidToolCallError       bad arguments from the model (a ToolException)
+    ├── ToolExecutionError         a limit breached or a failure while running (a ToolException)
+    ├── IterationLimitError        the agent hit max_iterations with on_limit="raise"
+    └── ModelUnavailableError      a model cannot be loaded or reached
+
+`InvalidToolCallError` and `ToolExecutionError` subclass
+`langchain_core.tools.ToolException`, so LangChain's `handle_tool_error` turns them
+into observations the model can read.
+"""
+
+from __future__ import annotations
+
+from langchain_core.tools import ToolException
+
+__all__ = [
+    "AgentConfigurationError",
+    "AgentRulesError",
+    "DuplicateRuleError",
+    "InvalidToolCallError",
+    "IterationLimitError",
+    "ModelUnavailableError",
+    "RuleNotFoundError",
+    "RuleStoreError",
+    "RuleValidationError",
+    "ToolConfigurationError",
+    "ToolExecutionError",
+]
+
+
+class AgentRulesError(Exception):
+    """Root of every error raised by langchain-agent-rules."""
+
+
+class RuleValidationError(AgentRulesError, ValueError):
+    """A rule field has an invalid value; the message names the field and what is allowed."""
+
+
+class RuleStoreError(AgentRulesError):
+    """A rule store cannot read or write its data (corrupt file, broken backend)."""
+
+
+class DuplicateRuleError(RuleStoreError):
+    """A rule with this id already exists; ids are unique across the whole store."""
+
+
+class RuleNotFoundError(RuleStoreError, KeyError):
+    """No rule has this id."""
+
+    def __str__(self) -> str:
+        # KeyError's str() wraps the message in quotes; keep it readable.
+        return str(self.args[0]) if self.args else ""
+
+
+class ToolConfigurationError(AgentRulesError, ValueError):
+    """A tool was configured with invalid options; raised when the tool is built."""
+
+
+class AgentConfigurationError(AgentRulesError, ValueError):
+    """An agent was configured with invalid options; raised when the agent is built."""
+
+
+class InvalidToolCallError(AgentRulesError, ToolException):
+    """The model called a tool with invalid arguments; the message says what is allowed."""
+
+
+class ToolExecutionError(AgentRulesError, ToolException):
+    """A tool hit a limit or failed while running; the message gives the figure and the limit."""
+
+
+class IterationLimitError(AgentRulesError):
+    """The agent used all of its iterations and was configured with ``on_limit="raise"``."""
+
+
+class ModelUnavailableError(AgentRulesError):
+    """A chat model cannot be loaded or reached; the message says what to run to fix it."""

@@ -1,0 +1,1 @@
+"""Chat models: the embedded local model, Ollama, and resolving model strings."""

@@ -1,0 +1,1 @@
+"""Safe built-in tools and the agent_rule / agent_rule_admin tools."""
