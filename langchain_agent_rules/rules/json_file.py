@@ -1,0 +1,278 @@
+"""`JsonFileRuleStore`: rules in one JSON file, file-compatible with adachsoft/agent-rule.
+
+The file is a top-level JSON array of camelCase records (see `_records`), one rule per
+line. Writes are atomic (a temporary file in the same folder, fsync, rename) and run
+their read-modify-write under an exclusive cross-process lock on ``<file>.lock``, so
+concurrent processes lose no update and a writer killed at any moment leaves either the
+old or the new file. Reads check the file's identity (mtime, size, inode) and parse it
+again only when it changed, so other processes' writes are seen without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from filelock import FileLock, Timeout
+
+from langchain_agent_rules.errors import (
+    DuplicateRuleError,
+    RuleNotFoundError,
+    RuleStoreError,
+    RuleValidationError,
+)
+from langchain_agent_rules.rules._records import rule_from_record, rule_to_record
+from langchain_agent_rules.rules.model import Rule, utc_now
+
+__all__ = ["JsonFileRuleStore"]
+
+_LOCK_TIMEOUT_SECONDS = 30.0
+_LOCK_POLL_SECONDS = 0.002
+_NEW_FILE_MODE = 0o644
+
+_FileKey = tuple[int, int, int]
+_Result = TypeVar("_Result")
+
+
+@dataclass
+class _Snapshot:
+    """The parsed content of one version of the file."""
+
+    key: _FileKey | None
+    rules: list[Rule]
+    positions: dict[str, int]
+    _lines: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """One serialised record per rule, computed once per snapshot."""
+        if self._lines is None:
+            self._lines = [_record_line(rule) for rule in self.rules]
+        return self._lines
+
+
+def _record_line(rule: Rule) -> str:
+    return json.dumps(rule_to_record(rule), ensure_ascii=False)
+
+
+def _file_text(lines: list[str]) -> str:
+    if not lines:
+        return "[]\n"
+    return "[\n" + ",\n".join(lines) + "\n]\n"
+
+
+def _now() -> datetime:
+    # The PHP library writes whole seconds ('2026-02-16T14:59:00+00:00'); so do we.
+    return utc_now().replace(microsecond=0)
+
+
+class JsonFileRuleStore:
+    """A rule store kept in one JSON file, safe for several processes at once.
+
+    A missing file is an empty store; the first write creates it (and its folder).
+    Corrupt JSON, a top level that is not an array, an invalid entry or a duplicate id
+    raise `RuleStoreError` naming the file and the entry, and a store that cannot read
+    its file never writes it.
+
+    Example:
+        .. code-block:: python
+
+            store = JsonFileRuleStore("rules.json")
+            store.create(Rule(id="be_brief", type="guideline", target="output",
+                              content="Keep answers under five sentences."))
+            store.get_all_by_project(7)  # global rules plus project 7's
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = Path(path)
+        self._lock = FileLock(
+            f"{self._path}.lock",
+            timeout=_LOCK_TIMEOUT_SECONDS,
+            poll_interval=_LOCK_POLL_SECONDS,
+        )
+        self._cache: _Snapshot | None = None
+        self._cache_guard = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        """The rules file."""
+        return self._path
+
+    def get_all_by_project(self, project_id: int | None) -> list[Rule]:
+        """Return the global rules plus, when ``project_id`` is set, that project's rules."""
+        rules = self._snapshot().rules
+        return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
+
+    def get(self, rule_id: str) -> Rule:
+        """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
+        snapshot = self._snapshot()
+        position = snapshot.positions.get(rule_id)
+        if position is None:
+            raise RuleNotFoundError(f"no rule with id {rule_id!r} in {self._path}")
+        return snapshot.rules[position]
+
+    def create(self, rule: Rule) -> Rule:
+        """Store a new rule; raise `DuplicateRuleError` if its id exists."""
+
+        def change(snapshot: _Snapshot) -> tuple[list[Rule], list[str], Rule]:
+            if rule.id in snapshot.positions:
+                raise DuplicateRuleError(f"a rule with id {rule.id!r} already exists")
+            now = _now()
+            stored = rule.with_changes(created_at=rule.created_at or now, updated_at=now)
+            return [*snapshot.rules, stored], [*snapshot.lines, _record_line(stored)], stored
+
+        return self._write(change)
+
+    def update(self, rule: Rule) -> Rule:
+        """Replace the rule with the same id, keeping ``created_at``."""
+
+        def change(snapshot: _Snapshot) -> tuple[list[Rule], list[str], Rule]:
+            position = self._position(snapshot, rule.id)
+            current = snapshot.rules[position]
+            stored = rule.with_changes(created_at=current.created_at, updated_at=_now())
+            rules, lines = list(snapshot.rules), list(snapshot.lines)
+            rules[position], lines[position] = stored, _record_line(stored)
+            return rules, lines, stored
+
+        return self._write(change)
+
+    def delete(self, rule_id: str) -> Rule:
+        """Remove the rule with ``rule_id`` and return it."""
+
+        def change(snapshot: _Snapshot) -> tuple[list[Rule], list[str], Rule]:
+            position = self._position(snapshot, rule_id)
+            rules, lines = list(snapshot.rules), list(snapshot.lines)
+            removed = rules.pop(position)
+            del lines[position]
+            return rules, lines, removed
+
+        return self._write(change)
+
+    def _position(self, snapshot: _Snapshot, rule_id: str) -> int:
+        position = snapshot.positions.get(rule_id)
+        if position is None:
+            raise RuleNotFoundError(f"no rule with id {rule_id!r} in {self._path}")
+        return position
+
+    def _write(
+        self, change: Callable[[_Snapshot], tuple[list[Rule], list[str], _Result]]
+    ) -> _Result:
+        """Run ``change`` on the current file and replace it, all under the file lock."""
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock:
+                snapshot = self._snapshot()
+                rules, lines, result = change(snapshot)
+                key = self._replace_file(_file_text(lines), snapshot.key)
+                positions = {rule.id: index for index, rule in enumerate(rules)}
+                with self._cache_guard:
+                    self._cache = _Snapshot(key, rules, positions, lines)
+                return result
+        except Timeout:
+            raise RuleStoreError(
+                f"{self._path}: could not lock {self._lock.lock_file} within "
+                f"{_LOCK_TIMEOUT_SECONDS:g} s; another process holds it"
+            ) from None
+        except OSError as error:
+            raise RuleStoreError(f"{self._path}: cannot write the rules file: {error}") from None
+
+    def _replace_file(self, text: str, previous: _FileKey | None) -> _FileKey:
+        mode = self._path.stat().st_mode & 0o777 if previous is not None else _NEW_FILE_MODE
+        folder = self._path.parent
+        descriptor, temporary = tempfile.mkstemp(
+            dir=folder, prefix=f".{self._path.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+                status = os.fstat(handle.fileno())
+            os.replace(temporary, self._path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        self._sync_folder(folder)
+        return (status.st_mtime_ns, status.st_size, status.st_ino)
+
+    @staticmethod
+    def _sync_folder(folder: Path) -> None:
+        # Make the rename itself durable; POSIX only (Windows cannot open a folder).
+        if os.name != "posix":
+            return
+        descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+    def _snapshot(self) -> _Snapshot:
+        """The current content of the file, parsed again only when the file changed."""
+        try:
+            status = os.stat(self._path)
+        except FileNotFoundError:
+            return _Snapshot(None, [], {}, [])
+        except OSError as error:
+            raise RuleStoreError(f"{self._path}: cannot read the rules file: {error}") from None
+        key = (status.st_mtime_ns, status.st_size, status.st_ino)
+        with self._cache_guard:
+            cached = self._cache
+        if cached is not None and cached.key == key:
+            return cached
+        snapshot = self._load()
+        with self._cache_guard:
+            self._cache = snapshot
+        return snapshot
+
+    def _load(self) -> _Snapshot:
+        try:
+            with open(self._path, "rb") as handle:
+                status = os.fstat(handle.fileno())
+                raw = handle.read()
+        except FileNotFoundError:
+            return _Snapshot(None, [], {}, [])
+        except OSError as error:
+            raise RuleStoreError(f"{self._path}: cannot read the rules file: {error}") from None
+        key = (status.st_mtime_ns, status.st_size, status.st_ino)
+        rules = self._parse(raw)
+        positions: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            if rule.id in positions:
+                raise RuleStoreError(
+                    f"{self._path}: entry {index} has id {rule.id!r}, "
+                    f"already used by entry {positions[rule.id]}; ids must be unique"
+                )
+            positions[rule.id] = index
+        return _Snapshot(key, rules, positions)
+
+    def _parse(self, raw: bytes) -> list[Rule]:
+        try:
+            entries = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise RuleStoreError(f"{self._path}: not UTF-8 text: {error}") from None
+        except json.JSONDecodeError as error:
+            raise RuleStoreError(
+                f"{self._path}: corrupt JSON at line {error.lineno} column {error.colno}: "
+                f"{error.msg}"
+            ) from None
+        if not isinstance(entries, list):
+            raise RuleStoreError(
+                f"{self._path}: the top level must be a JSON array of rules, "
+                f"got {type(entries).__name__}"
+            )
+        rules = []
+        for index, entry in enumerate(entries):
+            try:
+                rules.append(rule_from_record(entry))
+            except RuleValidationError as error:
+                name = f" (id {entry['id']!r})" if isinstance(entry, dict) and "id" in entry else ""
+                raise RuleStoreError(f"{self._path}: entry {index}{name}: {error}") from None
+        return rules

@@ -1,0 +1,220 @@
+"""`LangGraphRuleStore`: rules kept in any LangGraph `BaseStore`.
+
+Works with `InMemoryStore`, the SQLite and Postgres stores, and the store LangGraph
+Platform / Studio injects into a graph. Each rule is one item under ``namespace`` with
+the rule id as key and the adachsoft camelCase record as value, so ids are unique
+across the whole store.
+
+Two traps of `BaseStore` are handled here: ``search`` returns 10 items unless told
+otherwise (this store pages through every item), and namespace labels may not contain
+``.`` (checked at construction).
+
+The sync methods are the `RuleStore` protocol. The async twins (``aget_all_by_project``,
+``aget``, ``acreate``, ``aupdate``, ``adelete``) use the store's async API so an agent
+running on an event loop does not block it; the agent calls ``aget_all_by_project``
+when a reader has it. A store without an async API (the sync ``SqliteStore``) is run in
+a worker thread instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from langgraph.store.base import BaseStore, Item
+
+from langchain_agent_rules.errors import (
+    DuplicateRuleError,
+    RuleNotFoundError,
+    RuleStoreError,
+    RuleValidationError,
+)
+from langchain_agent_rules.rules._records import rule_from_record, rule_to_record
+from langchain_agent_rules.rules.model import Rule, utc_now
+
+__all__ = ["DEFAULT_RULE_NAMESPACE", "LangGraphRuleStore"]
+
+DEFAULT_RULE_NAMESPACE: tuple[str, ...] = ("agent_rules",)
+_PAGE_SIZE = 1000
+_NO_TIME = datetime.min.replace(tzinfo=UTC)
+
+_T = TypeVar("_T")
+
+
+class LangGraphRuleStore:
+    """A rule store on top of a LangGraph `BaseStore`.
+
+    Rules come back in a stable order: by ``created_at``, then by id.
+
+    Example:
+        .. code-block:: python
+
+            from langgraph.store.memory import InMemoryStore
+
+            rules = LangGraphRuleStore(InMemoryStore())
+            rules.create(Rule(id="be_brief", type="guideline", target="output",
+                              content="Keep answers under five sentences."))
+            await rules.aget_all_by_project(7)
+    """
+
+    def __init__(
+        self, store: BaseStore, namespace: tuple[str, ...] = DEFAULT_RULE_NAMESPACE
+    ) -> None:
+        if not isinstance(store, BaseStore):
+            raise RuleStoreError(
+                f"LangGraphRuleStore needs a langgraph BaseStore, got {type(store).__name__}"
+            )
+        _check_namespace(namespace)
+        self._store = store
+        self._namespace = tuple(namespace)
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        """The namespace that holds the rules."""
+        return self._namespace
+
+    # -- sync: the RuleStore protocol ------------------------------------------------
+
+    def get_all_by_project(self, project_id: int | None) -> list[Rule]:
+        """Return the global rules plus, when ``project_id`` is set, that project's rules."""
+        items: list[Item] = []
+        while True:
+            page = self._store.search(self._namespace, limit=_PAGE_SIZE, offset=len(items))
+            items.extend(page)
+            if len(page) < _PAGE_SIZE:
+                return self._effective(items, project_id)
+
+    def get(self, rule_id: str) -> Rule:
+        """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
+        return self._found(rule_id, self._store.get(self._namespace, rule_id))
+
+    def create(self, rule: Rule) -> Rule:
+        """Store a new rule; raise `DuplicateRuleError` if its id exists."""
+        if self._store.get(self._namespace, rule.id) is not None:
+            raise DuplicateRuleError(f"a rule with id {rule.id!r} already exists")
+        stored = _stamp_new(rule)
+        self._store.put(self._namespace, rule.id, rule_to_record(stored), index=False)
+        return stored
+
+    def update(self, rule: Rule) -> Rule:
+        """Replace the rule with the same id, keeping ``created_at``."""
+        current = self.get(rule.id)
+        stored = rule.with_changes(created_at=current.created_at, updated_at=utc_now())
+        self._store.put(self._namespace, rule.id, rule_to_record(stored), index=False)
+        return stored
+
+    def delete(self, rule_id: str) -> Rule:
+        """Remove the rule with ``rule_id`` and return it."""
+        removed = self.get(rule_id)
+        self._store.delete(self._namespace, rule_id)
+        return removed
+
+    # -- async twins ------------------------------------------------------------------
+
+    async def aget_all_by_project(self, project_id: int | None) -> list[Rule]:
+        """Async `get_all_by_project`, using the store's async API."""
+
+        async def run() -> list[Rule]:
+            items: list[Item] = []
+            while True:
+                page = await self._store.asearch(
+                    self._namespace, limit=_PAGE_SIZE, offset=len(items)
+                )
+                items.extend(page)
+                if len(page) < _PAGE_SIZE:
+                    return self._effective(items, project_id)
+
+        return await _async_or_thread(run, lambda: self.get_all_by_project(project_id))
+
+    async def aget(self, rule_id: str) -> Rule:
+        """Async `get`."""
+
+        async def run() -> Rule:
+            return self._found(rule_id, await self._store.aget(self._namespace, rule_id))
+
+        return await _async_or_thread(run, lambda: self.get(rule_id))
+
+    async def acreate(self, rule: Rule) -> Rule:
+        """Async `create`."""
+
+        async def run() -> Rule:
+            if await self._store.aget(self._namespace, rule.id) is not None:
+                raise DuplicateRuleError(f"a rule with id {rule.id!r} already exists")
+            stored = _stamp_new(rule)
+            await self._store.aput(self._namespace, rule.id, rule_to_record(stored), index=False)
+            return stored
+
+        return await _async_or_thread(run, lambda: self.create(rule))
+
+    async def aupdate(self, rule: Rule) -> Rule:
+        """Async `update`."""
+
+        async def run() -> Rule:
+            current = self._found(rule.id, await self._store.aget(self._namespace, rule.id))
+            stored = rule.with_changes(created_at=current.created_at, updated_at=utc_now())
+            await self._store.aput(self._namespace, rule.id, rule_to_record(stored), index=False)
+            return stored
+
+        return await _async_or_thread(run, lambda: self.update(rule))
+
+    async def adelete(self, rule_id: str) -> Rule:
+        """Async `delete`."""
+
+        async def run() -> Rule:
+            removed = self._found(rule_id, await self._store.aget(self._namespace, rule_id))
+            await self._store.adelete(self._namespace, rule_id)
+            return removed
+
+        return await _async_or_thread(run, lambda: self.delete(rule_id))
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _found(self, rule_id: str, item: Item | None) -> Rule:
+        if item is None:
+            raise RuleNotFoundError(f"no rule with id {rule_id!r}")
+        return self._rule(item)
+
+    def _rule(self, item: Item) -> Rule:
+        try:
+            return rule_from_record(item.value)
+        except RuleValidationError as error:
+            raise RuleStoreError(
+                f"item {item.key!r} in namespace {self._namespace!r} is not a valid rule: {error}"
+            ) from None
+
+    def _effective(self, items: list[Item], project_id: int | None) -> list[Rule]:
+        rules = [self._rule(item) for item in items if item.namespace == self._namespace]
+        rules.sort(key=_order)
+        return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
+
+
+def _order(rule: Rule) -> tuple[datetime, str]:
+    return rule.created_at or _NO_TIME, rule.id
+
+
+def _stamp_new(rule: Rule) -> Rule:
+    now = utc_now()
+    return rule.with_changes(created_at=rule.created_at or now, updated_at=now)
+
+
+def _check_namespace(namespace: Any) -> None:
+    labels_ok = (
+        isinstance(namespace, tuple)
+        and len(namespace) > 0
+        and all(isinstance(label, str) and label and "." not in label for label in namespace)
+    )
+    if not labels_ok:
+        raise RuleStoreError(
+            f"invalid namespace {namespace!r}: a non-empty tuple of non-empty strings "
+            "without '.' (for example ('agent_rules',))"
+        )
+
+
+async def _async_or_thread(run: Callable[[], Awaitable[_T]], sync: Callable[[], _T]) -> _T:
+    """Await ``run``; for a store with no async API, run ``sync`` in a worker thread."""
+    try:
+        return await run()
+    except NotImplementedError:
+        return await asyncio.to_thread(sync)
