@@ -1,0 +1,28 @@
+"""Byte-level text helpers shared by the tools that cut what they show."""
+
+from __future__ import annotations
+
+__all__ = ["utf8_prefix"]
+
+
+def utf8_prefix(data: bytes, limit: int) -> bytes:
+    """Return the longest prefix of ``data`` of at most ``limit`` bytes ending on a whole character.
+
+    Only an incomplete UTF-8 sequence at the cut is dropped (at most three bytes); bytes
+    that are not UTF-8 at all are left for the caller's decoder to judge.
+    """
+    if len(data) <= limit:
+        return data
+    cut = limit
+    # Step back over continuation bytes (10xxxxxx) to the lead byte of the last character.
+    start = cut
+    while start > 0 and cut - start < 4 and (data[start - 1] & 0xC0) == 0x80:
+        start -= 1
+    if start == 0 or cut - start >= 4:
+        return data[:cut]
+    lead = data[start - 1]
+    if lead >= 0xC0:
+        length = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        if (cut - start + 1) < length:
+            return data[: start - 1]
+    return data[:cut]

@@ -1,0 +1,154 @@
+"""The one SQL guard: admit exactly one read-only query, refuse everything else.
+
+The query is parsed with sqlglot and the syntax tree is inspected, so keywords inside
+string literals and identifiers (``WHERE note = 'please delete'``) are never refusals,
+while a write hidden anywhere in the tree (a data-modifying CTE, ``SELECT ... INTO``,
+a locking clause) is. A query that does not parse is refused: what cannot be read
+cannot be judged. The guard is the first of two defences; the tool also runs the query
+in a read-only transaction that is always rolled back.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from langchain_agent_rules.errors import InvalidToolCallError
+
+__all__ = ["REFUSED_FUNCTIONS", "check_read_only_sql"]
+
+REFUSED_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        # SQLite: extensions, file access, internals.
+        "load_extension",
+        "readfile",
+        "writefile",
+        "edit",
+        "fts3_tokenizer",
+        "zipfile",
+        # PostgreSQL: files, sleeping, settings, server control, SQL run from a string.
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_ls_dir",
+        "pg_stat_file",
+        "pg_sleep",
+        "pg_sleep_for",
+        "pg_sleep_until",
+        "lo_import",
+        "lo_export",
+        "lo_from_bytea",
+        "lo_put",
+        "lo_unlink",
+        "set_config",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_advisory_lock",
+        "pg_advisory_xact_lock",
+        "pg_logical_emit_message",
+        "nextval",
+        "setval",
+        "dblink",
+        "dblink_exec",
+        "query_to_xml",
+        "query_to_xml_and_xmlschema",
+        "query_to_xmlschema",
+        "cursor_to_xml",
+        # MySQL and others.
+        "sleep",
+        "benchmark",
+        "load_file",
+        "get_lock",
+        "release_lock",
+        "master_pos_wait",
+    }
+)
+
+# Node types that change data, schema, settings or session state wherever they appear.
+_WRITE_NODES: tuple[type[exp.Expression], ...] = (
+    exp.DML,
+    exp.DDL,
+    exp.Command,
+    exp.Pragma,
+    exp.Set,
+    exp.Copy,
+    exp.Attach,
+    exp.Detach,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.Use,
+    exp.LoadData,
+    exp.Grant,
+    exp.Into,
+)
+_READ_ROOTS: tuple[type[exp.Expression], ...] = (exp.Select, exp.SetOperation, exp.Subquery)
+
+ALLOWED_SQL = (
+    "Allowed: exactly one read-only SELECT (WITH, JOIN, UNION, INTERSECT and EXCEPT are "
+    "fine), without INTO, FOR UPDATE/SHARE or functions that sleep, read files or change "
+    "settings."
+)
+NOT_ONE_STATEMENT = "The SQL must be exactly one statement; got {count}. " + ALLOWED_SQL
+NOT_PARSABLE = "The SQL could not be parsed as {dialect} SQL ({detail}). " + ALLOWED_SQL
+NOT_READ_ONLY = "The SQL is refused: {what} is not a read-only query. " + ALLOWED_SQL
+REFUSED_CLAUSE = "The SQL is refused: it contains {what}. " + ALLOWED_SQL
+REFUSED_FUNCTION = "The SQL is refused: the function {name}() is not allowed. " + ALLOWED_SQL
+EXECUTABLE_COMMENT = (
+    "The SQL is refused: it contains an executable /*! ... */ comment. " + ALLOWED_SQL
+)
+
+
+def _describe(node: exp.Expression) -> str:
+    if isinstance(node, exp.Into):
+        return "SELECT ... INTO"
+    if isinstance(node, exp.Lock):
+        return "a locking clause (FOR UPDATE / FOR SHARE)"
+    if isinstance(node, exp.Command):
+        return f"a {str(node.this).upper()} command"
+    return f"a {node.key.upper()} statement"
+
+
+def _function_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return node.sql_name().lower()
+
+
+def check_read_only_sql(sql: str, dialect: str | None) -> exp.Expression:
+    """Return the parsed query when ``sql`` is exactly one read-only query.
+
+    Args:
+        sql: the query text from the model.
+        dialect: the sqlglot dialect name (``"sqlite"``, ``"postgres"``), or ``None``
+            for sqlglot's generic dialect.
+
+    Raises:
+        InvalidToolCallError: the query is not one parsable read-only statement; the
+            message names what was refused and what is allowed.
+    """
+    dialect_name = dialect or "generic"
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except SqlglotError as error:
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InvalidToolCallError(
+            NOT_PARSABLE.format(dialect=dialect_name, detail=detail)
+        ) from None
+    # MySQL runs the body of /*! ... */ comments; sqlglot treats it as a comment.
+    if any(comment.lstrip().startswith("!") for t in tokens for comment in t.comments):
+        raise InvalidToolCallError(EXECUTABLE_COMMENT)
+    if len(statements) != 1:
+        raise InvalidToolCallError(NOT_ONE_STATEMENT.format(count=len(statements)))
+    (statement,) = statements
+    if not isinstance(statement, _READ_ROOTS):
+        raise InvalidToolCallError(NOT_READ_ONLY.format(what=_describe(statement)))
+    for node in statement.walk():
+        if isinstance(node, _WRITE_NODES) or isinstance(node, exp.Lock):
+            raise InvalidToolCallError(REFUSED_CLAUSE.format(what=_describe(node)))
+        if isinstance(node, exp.Func) and _function_name(node) in REFUSED_FUNCTIONS:
+            raise InvalidToolCallError(REFUSED_FUNCTION.format(name=_function_name(node)))
+    return statement
