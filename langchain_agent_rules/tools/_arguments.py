@@ -1,0 +1,91 @@
+"""Strict argument checking shared by the rule tools.
+
+The tools publish a JSON schema (``args_schema`` as a dict) generated from a strict
+pydantic model, so LangChain hands the model's raw arguments through unchanged and every
+invalid call (a string for an int, ``true``, ``1.0``, an unknown key) reaches one place
+that raises `InvalidToolCallError` before the store is touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from langchain_agent_rules.errors import InvalidToolCallError
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+NOT_AN_OBJECT_TEMPLATE = "{tool} takes a JSON object of arguments, got {kind}"
+INVALID_ARGUMENTS_TEMPLATE = "invalid {tool} arguments: {problems}"
+
+
+def tool_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema a model sees for ``model``: no title, no extra keys allowed."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema["additionalProperties"] = False
+    return schema
+
+
+def parse_arguments(
+    model: type[_Model],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    tool: str,
+    allowed: Mapping[str, str],
+) -> _Model:
+    """Validate raw tool arguments with ``model``, raising `InvalidToolCallError`.
+
+    ``allowed`` maps each argument path (``"rule.priority"``) to what it accepts, so the
+    message tells the model how to correct the call.
+    """
+    if args:
+        kind = type(args[0]).__name__
+        raise InvalidToolCallError(NOT_AN_OBJECT_TEMPLATE.format(tool=tool, kind=kind))
+    try:
+        return model.model_validate(dict(kwargs))
+    except ValidationError as error:
+        raise InvalidToolCallError(
+            INVALID_ARGUMENTS_TEMPLATE.format(tool=tool, problems=_describe(error, allowed))
+        ) from None
+
+
+def _describe(error: ValidationError, allowed: Mapping[str, str]) -> str:
+    problems = []
+    for item in error.errors():
+        path = ".".join(str(part) for part in item["loc"] if not isinstance(part, int))
+        # Union members add their type name to the location; keep the argument path only.
+        while path and path not in allowed and "." in path:
+            path = path.rsplit(".", 1)[0]
+        if item["type"] == "extra_forbidden":
+            known = [name for name in allowed if name.count(".") == path.count(".")]
+            problems.append(f"unknown key {path!r}; allowed keys: {', '.join(known)}")
+        elif item["type"] == "missing":
+            problems.append(f"{path} is required: {allowed.get(path, item['msg'])}")
+        else:
+            shown = json.dumps(item.get("input"), ensure_ascii=False, default=repr)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            problems.append(f"invalid {path} {shown}: {allowed.get(path, item['msg'])}")
+    return "; ".join(dict.fromkeys(problems))
+
+
+async def call_async_or_thread(target: object, method: str, *args: Any) -> Any:
+    """Await ``target.a<method>(*args)`` when it exists, else run the sync one in a thread."""
+    twin = getattr(target, f"a{method}", None)
+    if callable(twin):
+        return await twin(*args)
+    return await asyncio.to_thread(getattr(target, method), *args)
+
+
+def tool_config(config: AgentRuleToolConfig | Mapping[str, Any] | None) -> AgentRuleToolConfig:
+    """A tool's limits from a config, a plain mapping of its keys, or the defaults."""
+    if config is None:
+        return AgentRuleToolConfig()
+    if isinstance(config, AgentRuleToolConfig):
+        return config
+    return AgentRuleToolConfig.from_mapping(config)
