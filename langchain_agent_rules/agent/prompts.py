@@ -1,0 +1,91 @@
+"""Every piece of text the agent shows a model, as named templates.
+
+Model-facing text is API: each template is tested word for word, so a change to one is
+a visible decision. The wording follows measurements with a 1.5B model (see FACTS.md):
+an observation that ends in a bare "Continue." made it call tools until the limit, while
+one that says when to answer reached an answer in 8 of 10 tasks.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "INVALID_ARGS",
+    "LIMIT_REACHED_ANSWER",
+    "OBSERVATION_MESSAGE",
+    "OBSERVATION_PART",
+    "PARSE_ERROR",
+    "REJECTED",
+    "REPEATED_CALL",
+    "RULES_HEADER",
+    "RULE_GROUP_HEADERS",
+    "RULE_LINE",
+    "SUMMARIZE_REQUEST",
+    "TEXT_PROTOCOL_INSTRUCTIONS",
+    "TOOL_ARGUMENT_LINE",
+    "TOOL_ERROR",
+    "TOOL_LINE",
+    "TOOL_TIMEOUT",
+    "TRUNCATION_MARKER",
+    "UNKNOWN_TOOL",
+]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant. Tools are optional: answer directly when you can, and call "
+    "a tool only when you need information you do not have."
+)
+
+RULES_HEADER = "Follow these rules; a rule listed earlier in a group takes precedence."
+RULE_GROUP_HEADERS = {
+    "REQUIREMENT": "Requirements (always do this):",
+    "PROHIBITION": "Prohibitions (never do this):",
+    "CONSTRAINT": "Constraints (stay within these limits):",
+    "GUIDELINE": "Guidelines (follow when you can):",
+}
+RULE_LINE = "- [{target}] {content}"
+
+TOOL_LINE = "- {name}: {description}"
+TOOL_ARGUMENT_LINE = "    {name} ({type}, {required}){description}"
+TEXT_PROTOCOL_INSTRUCTIONS = """You can call these tools:
+{tools}
+
+Tools are optional: if you can answer without one, answer directly.
+To call a tool, reply with exactly one block like this and nothing after it:
+```tool
+{{"tool": "<tool name>", "args": {{"<argument>": <value>}}}}
+```
+When you know the answer, reply with FINAL: followed by the answer."""
+
+OBSERVATION_MESSAGE = (
+    "Observation:\n{observations}\n\n"
+    "If these observations answer the task, reply with FINAL: followed by your answer. "
+    "Otherwise call one more tool."
+)
+OBSERVATION_PART = "[{tool}]\n{observation}"
+
+UNKNOWN_TOOL = 'ERROR: no tool named "{tool}". Available: {available}'
+INVALID_ARGS = 'ERROR: invalid arguments for tool "{tool}": {message}'
+TOOL_ERROR = "ERROR: {message}"
+TOOL_TIMEOUT = 'ERROR: tool "{tool}" timed out after {seconds:g} s'
+PARSE_ERROR = (
+    "ERROR: your tool call could not be read: {problem}. To call a tool, reply with exactly "
+    'one block:\n```tool\n{{"tool": "<tool name>", "args": {{...}}}}\n```\n'
+    "Otherwise reply with FINAL: followed by your answer."
+)
+REPEATED_CALL = (
+    'You already called tool "{tool}" with these arguments, so it was not run again. '
+    "Answer now with FINAL: and what you know. Its result was:\n{observation}"
+)
+REJECTED = (
+    'ERROR: a human reviewer rejected the call to tool "{tool}"{reason}. Do not retry it; '
+    "answer with what you know or use another tool."
+)
+TRUNCATION_MARKER = "\n[truncated: showed {shown} of {total} bytes]"
+
+SUMMARIZE_REQUEST = (
+    "You have used all {max_iterations} tool iterations, so no more tools can run. Using only "
+    "the observations above, reply with FINAL: followed by your best answer to the task."
+)
+LIMIT_REACHED_ANSWER = (
+    "I stopped after {max_iterations} tool iterations without reaching an answer."
+)

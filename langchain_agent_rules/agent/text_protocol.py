@@ -1,0 +1,301 @@
+"""The text tool protocol, for models without native tool calling.
+
+The tools are described in the system prompt (`render_tools_prompt`), the model replies
+with a fenced ```` ```tool ```` block holding ``{"tool": ..., "args": {...}}`` or with a
+final answer, and `parse_tool_reply` reads what small models really write: ```` ```json ````
+fences, fences without a newline, bare JSON objects, ``name``/``arguments`` keys,
+``<tool_call>`` tags, trailing commas, single quotes and a missing opening brace.
+`to_text_messages` turns a protocol-neutral history (``AIMessage.tool_calls`` plus
+``ToolMessage``) into what a text-protocol model reads: the parsed call as a canonical
+block (never the model's prose around it) and each turn's observations as one user
+message that starts with ``Observation:``.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from langchain_agent_rules.agent.prompts import (
+    OBSERVATION_MESSAGE,
+    OBSERVATION_PART,
+    TEXT_PROTOCOL_INSTRUCTIONS,
+    TOOL_ARGUMENT_LINE,
+    TOOL_LINE,
+)
+
+__all__ = [
+    "ParsedError",
+    "ParsedReply",
+    "ParsedToolCall",
+    "extract_answer",
+    "parse_tool_reply",
+    "render_tool_call_block",
+    "render_tools_prompt",
+    "to_text_messages",
+]
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL | re.IGNORECASE)
+_FINAL = re.compile(r"(?:\*\*)?\bfinal(?:[ _]answer)?\b(?:\*\*)?\s*:\s*(?:\*\*)?", re.IGNORECASE)
+_TOOL_FENCES = {"tool", "tool_call", "tool-call", "tool_code"}
+_JSON_FENCES = {"", "json", "json5", "jsonc", "javascript", "js"}
+_CALL_KEY = re.compile(r"""["']?(?:tool|tool_name|function)["']?\s*:""")
+_NAME_AND_ARGS = re.compile(
+    r"""["']?name["']?\s*:.*["']?(?:arguments|args|parameters)["']?\s*:""", re.DOTALL
+)
+_BARE_START = re.compile(r"""\{\s*["']?(?:tool|tool_name|name|function)["']?\s*:""")
+_LEADING_KEY = re.compile(r"""["']\w+["']\s*:""")
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_INNER_FENCE = re.compile(r"```[A-Za-z_-]*")
+_NAME_KEYS = ("tool", "tool_name", "name")
+_ARGS_KEYS = ("args", "arguments", "parameters", "input")
+_JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+
+
+@dataclass(frozen=True)
+class ParsedToolCall:
+    """A tool call read from a reply: the tool's name, its arguments and the raw block."""
+
+    name: str
+    args: dict[str, Any]
+    raw: str
+
+
+@dataclass(frozen=True)
+class ParsedError:
+    """A reply part that tried to call a tool but could not be read, and why."""
+
+    problem: str
+    raw: str
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    """What a text-protocol reply holds.
+
+    ``final_answer`` is set only when the reply has neither a tool call nor a malformed
+    attempt at one; it has ``FINAL:`` and the surrounding whitespace stripped.
+    """
+
+    tool_calls: tuple[ParsedToolCall, ...] = ()
+    errors: tuple[ParsedError, ...] = ()
+    final_answer: str | None = None
+
+
+class _Unreadable(ValueError):
+    """A block that tries to be a tool call but cannot be read."""
+
+
+def parse_tool_reply(text: str) -> ParsedReply:
+    """Read the tool calls, malformed attempts or final answer in a model's reply."""
+    calls: list[ParsedToolCall] = []
+    errors: list[ParsedError] = []
+    for _start, _end, body in _call_segments(text):
+        try:
+            call = _to_call(_decode(body), body)
+        except _Unreadable as problem:
+            errors.append(ParsedError(str(problem), body.strip()))
+            continue
+        if not any(c.name == call.name and c.args == call.args for c in calls):
+            calls.append(call)
+    if calls or errors:
+        return ParsedReply(tuple(calls), tuple(errors))
+    return ParsedReply(final_answer=extract_answer(text))
+
+
+def extract_answer(text: str) -> str:
+    """The answer in ``text``: tool-call blocks removed, text after ``FINAL:`` when present."""
+    for start, end, _body in reversed(_call_segments(text)):
+        text = text[:start] + text[end:]
+    marker = _FINAL.search(text)
+    if marker:
+        text = text[marker.end() :]
+    return text.strip().removesuffix("**").strip()
+
+
+def _call_segments(text: str) -> list[tuple[int, int, str]]:
+    """The spans meant as tool calls: (start, end, body).
+
+    ``tool`` fences and ``<tool_call>`` tags always are; a JSON fence or a bare JSON
+    object only when it has a ``tool`` key or both ``name`` and ``arguments``, so JSON
+    data in a final answer stays an answer.
+    """
+    segments: list[tuple[int, int, str]] = []
+    for match in _TAG.finditer(text):
+        segments.append((match.start(), match.end(), _INNER_FENCE.sub("", match.group(1))))
+    for match in _FENCE.finditer(text):
+        if any(start <= match.start() < end for start, end, _ in segments):
+            continue
+        language, body = match.group(1).lower(), match.group(2)
+        if language in _TOOL_FENCES or (language in _JSON_FENCES and _looks_like_call(body)):
+            segments.append((match.start(), match.end(), body))
+    if not segments:
+        bare = _BARE_START.search(text)
+        if bare and _looks_like_call(text[bare.start() :]):
+            segments.append((bare.start(), len(text), text[bare.start() :]))
+    return sorted(segments)
+
+
+def _looks_like_call(body: str) -> bool:
+    return bool(_CALL_KEY.search(body) or _NAME_AND_ARGS.search(body))
+
+
+def _decode(body: str) -> Any:
+    """Decode a JSON object leniently: trailing commas, single quotes, a missing brace."""
+    text = body.strip()
+    if not text:
+        raise _Unreadable("the block is empty")
+    candidate = "{" + text if _LEADING_KEY.match(text) else text
+    missing = candidate.count("{") - candidate.count("}")
+    variants = [candidate, _TRAILING_COMMA.sub(r"\1", candidate)]
+    if missing > 0:
+        variants += [variant + "}" * missing for variant in variants]
+    first_error: json.JSONDecodeError | None = None
+    for variant in variants:
+        try:
+            return json.JSONDecoder().raw_decode(variant)[0]
+        except json.JSONDecodeError as error:
+            first_error = first_error or error
+        literal = _python_literal(variant)
+        if literal is not None:
+            return literal
+    assert first_error is not None
+    raise _Unreadable(
+        f"the block is not valid JSON ({first_error.msg} at line {first_error.lineno} "
+        f"column {first_error.colno})"
+    )
+
+
+def _python_literal(text: str) -> Any:
+    """Read JSON-like text written with Python quoting, or return None."""
+    try:
+        tokens = [
+            (token.type, _JSON_WORDS.get(token.string, token.string))
+            if token.type == tokenize.NAME
+            else (token.type, token.string)
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        ]
+        value = ast.literal_eval(tokenize.untokenize(tokens).strip())
+    except (ValueError, SyntaxError, tokenize.TokenError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _to_call(value: Any, raw: str) -> ParsedToolCall:
+    if not isinstance(value, dict):
+        raise _Unreadable(
+            f'the block must be a JSON object with "tool" and "args", not a {_json_type(value)}'
+        )
+    if isinstance(value.get("function"), dict):
+        value = value["function"]
+    name_key = next((key for key in _NAME_KEYS if key in value), None)
+    name = value.get(name_key) if name_key else None
+    if not isinstance(name, str) or not name.strip():
+        raise _Unreadable('the block has no "tool" name')
+    args_key = next((key for key in _ARGS_KEYS if key in value), None)
+    if args_key is None and name_key == "name":
+        raise _Unreadable('the block has no "args"')
+    if args_key is None:
+        # {"tool": "x", "path": "a.txt"}: small models sometimes flatten the arguments.
+        args: Any = {k: v for k, v in value.items() if k not in _NAME_KEYS}
+    else:
+        args = value[args_key]
+    if isinstance(args, str):
+        args = _decode(args) if args.strip() else {}
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise _Unreadable(f'"args" must be a JSON object, not a {_json_type(args)}')
+    return ParsedToolCall(name.strip(), args, raw.strip())
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
+
+
+def render_tool_call_block(name: str, args: dict[str, Any]) -> str:
+    """The canonical fenced block for one tool call, as the prompt asks for it."""
+    payload = json.dumps({"tool": name, "args": args}, ensure_ascii=False)
+    return f"```tool\n{payload}\n```"
+
+
+def render_tools_prompt(tools: Sequence[BaseTool]) -> str:
+    """Describe ``tools`` (name, description, typed arguments) and how to call them."""
+    lines: list[str] = []
+    for tool in tools:
+        function = convert_to_openai_tool(tool)["function"]
+        description = " ".join(str(function.get("description", "")).split())
+        lines.append(TOOL_LINE.format(name=function["name"], description=description))
+        parameters = function.get("parameters", {})
+        required = set(parameters.get("required", ()))
+        for arg_name, schema in parameters.get("properties", {}).items():
+            arg_description = schema.get("description")
+            lines.append(
+                TOOL_ARGUMENT_LINE.format(
+                    name=arg_name,
+                    type=_schema_type(schema),
+                    required="required" if arg_name in required else "optional",
+                    description=f": {arg_description}" if arg_description else "",
+                )
+            )
+    return TEXT_PROTOCOL_INSTRUCTIONS.format(tools="\n".join(lines))
+
+
+def _schema_type(schema: dict[str, Any]) -> str:
+    if "type" in schema:
+        kind = schema["type"]
+        if kind == "array" and isinstance(schema.get("items"), dict):
+            return f"array of {_schema_type(schema['items'])}"
+        return "|".join(kind) if isinstance(kind, list) else str(kind)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return "|".join(_schema_type(option) for option in options)
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(value) for value in schema["enum"])
+    return "any"
+
+
+def to_text_messages(messages: Iterable[BaseMessage]) -> list[BaseMessage]:
+    """Render a protocol-neutral history the way a text-protocol model reads it."""
+    rendered: list[BaseMessage] = []
+    pending: list[ToolMessage] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            pending.append(message)
+            continue
+        if pending:
+            rendered.append(_observation_message(pending))
+            pending = []
+        if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+            blocks = [render_tool_call_block(c["name"], c["args"]) for c in message.tool_calls]
+            blocks += [str(c.get("args") or "") for c in message.invalid_tool_calls]
+            rendered.append(AIMessage(content="\n".join(blocks)))
+        else:
+            rendered.append(message)
+    if pending:
+        rendered.append(_observation_message(pending))
+    return rendered
+
+
+def _observation_message(results: list[ToolMessage]) -> HumanMessage:
+    observations: str
+    if len(results) == 1:
+        observations = results[0].text
+    else:
+        observations = "\n\n".join(
+            OBSERVATION_PART.format(tool=result.name or "tool", observation=result.text)
+            for result in results
+        )
+    return HumanMessage(content=OBSERVATION_MESSAGE.format(observations=observations))

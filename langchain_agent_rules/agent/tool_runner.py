@@ -1,0 +1,316 @@
+"""Run tool calls with a timeout and a size cap, turning every outcome into one observation.
+
+`run_tool_call` / `arun_tool_call` run one call; `run_tool_calls` / `arun_tool_calls` run
+the calls of one model turn concurrently, in order, and answer unknown tool names. None
+of them raises for a tool's failure: an exception, invalid arguments, a timeout or an
+unknown name all become a `ToolOutcome` with a status and an ``ERROR: ...`` observation
+the model can act on. The observation is capped at ``max_observation_bytes`` (UTF-8);
+the full output is dropped, so it never reaches the model or the graph state.
+
+Sync tools run on a shared pool of daemon worker threads. Python cannot stop a thread,
+so a call that times out keeps its worker busy until the tool returns; its result is
+then dropped. Daemon threads (unlike ``ThreadPoolExecutor``'s, which are joined at
+exit) let the process exit even while a tool hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
+
+from langchain_agent_rules.agent.prompts import (
+    INVALID_ARGS,
+    TOOL_ERROR,
+    TOOL_TIMEOUT,
+    TRUNCATION_MARKER,
+    UNKNOWN_TOOL,
+)
+from langchain_agent_rules.errors import InvalidToolCallError
+
+__all__ = [
+    "ToolOutcome",
+    "ToolStatus",
+    "arun_tool_call",
+    "arun_tool_calls",
+    "run_tool_call",
+    "run_tool_calls",
+    "truncate_observation",
+]
+
+ToolStatus = Literal[
+    "ok", "error", "timeout", "unknown_tool", "invalid_args", "parse_error", "rejected", "repeated"
+]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """The result of one tool call as the model sees it."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    observation: str
+    status: ToolStatus
+    duration_ms: float
+    truncated: bool = False
+    error: str | None = None
+
+    def to_message(self) -> ToolMessage:
+        """The `ToolMessage` that answers the call (status ``error`` unless it ran fine)."""
+        return ToolMessage(
+            content=self.observation,
+            tool_call_id=self.call_id,
+            name=self.tool,
+            status="success" if self.status in ("ok", "repeated") else "error",
+        )
+
+
+def truncate_observation(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``max_bytes`` UTF-8 bytes, marker included.
+
+    Returns the text and whether it was cut. The marker says how many bytes were shown
+    out of how many; the cut never splits a character.
+    """
+    encoded = text.encode("utf-8")
+    total = len(encoded)
+    if total <= max_bytes:
+        return text, False
+    budget = max_bytes - len(TRUNCATION_MARKER.format(shown=max_bytes, total=total).encode())
+    shown = encoded[: max(budget, 0)].decode("utf-8", errors="ignore")
+    shown_bytes = len(shown.encode("utf-8"))
+    return shown + TRUNCATION_MARKER.format(shown=shown_bytes, total=total), True
+
+
+class _DaemonWorkers:
+    """A pool of daemon threads that grows when every worker is busy (or stuck)."""
+
+    def __init__(self) -> None:
+        self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, work: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        context = contextvars.copy_context()
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                threading.Thread(target=self._work, name="agent-tool", daemon=True).start()
+        self._tasks.put((future, lambda: context.run(work)))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            future, work = self._tasks.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as error:
+                    future.set_exception(error)
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _DaemonWorkers()
+
+
+def _call_dict(call: Mapping[str, Any]) -> ToolCall:
+    return {
+        "name": call["name"],
+        "args": dict(call.get("args") or {}),
+        "id": call.get("id") or "",
+        "type": "tool_call",
+    }
+
+
+def _is_async_only(tool: BaseTool) -> bool:
+    return isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None
+
+
+def _has_native_async(tool: BaseTool) -> bool:
+    if isinstance(tool, StructuredTool):
+        return tool.coroutine is not None
+    return type(tool)._arun is not BaseTool._arun
+
+
+def _invoke_sync(tool: BaseTool, call: ToolCall) -> tuple[Any, float]:
+    started = time.perf_counter()
+    result = asyncio.run(tool.ainvoke(call)) if _is_async_only(tool) else tool.invoke(call)
+    return result, (time.perf_counter() - started) * 1000
+
+
+def _content_text(result: Any) -> tuple[str, bool]:
+    """The text of a tool's result, and whether the tool reported an error itself."""
+    if isinstance(result, ToolMessage):
+        return result.text, result.status == "error"
+    return (result if isinstance(result, str) else str(result)), False
+
+
+def _validation_message(error: ValidationError | ValidationErrorV1) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
+        for problem in error.errors()
+    )
+
+
+def _outcome(
+    call: ToolCall,
+    max_bytes: int,
+    status: ToolStatus,
+    observation: str,
+    duration_ms: float,
+    error: str | None = None,
+) -> ToolOutcome:
+    text, truncated = truncate_observation(observation, max_bytes)
+    return ToolOutcome(
+        call_id=call["id"] or "",
+        tool=call["name"],
+        args=call["args"],
+        observation=text,
+        status=status,
+        duration_ms=round(duration_ms, 3),
+        truncated=truncated,
+        error=error,
+    )
+
+
+def _from_result(call: ToolCall, max_bytes: int, result: Any, duration_ms: float) -> ToolOutcome:
+    text, failed = _content_text(result)
+    if failed:
+        return _outcome(call, max_bytes, "error", text, duration_ms, error=text)
+    return _outcome(call, max_bytes, "ok", text, duration_ms)
+
+
+def _from_error(
+    call: ToolCall, max_bytes: int, error: BaseException, duration_ms: float
+) -> ToolOutcome:
+    if isinstance(error, ValidationError | ValidationErrorV1):
+        message = _validation_message(error)
+        observation = INVALID_ARGS.format(tool=call["name"], message=message)
+        return _outcome(call, max_bytes, "invalid_args", observation, duration_ms, message)
+    message = str(error) or type(error).__name__
+    status: ToolStatus = "invalid_args" if isinstance(error, InvalidToolCallError) else "error"
+    observation = TOOL_ERROR.format(message=message)
+    return _outcome(call, max_bytes, status, observation, duration_ms, message)
+
+
+def _timed_out(call: ToolCall, max_bytes: int, timeout: float) -> ToolOutcome:
+    observation = TOOL_TIMEOUT.format(tool=call["name"], seconds=timeout)
+    return _outcome(call, max_bytes, "timeout", observation, timeout * 1000, error="timeout")
+
+
+def _unknown(call: ToolCall, max_bytes: int, names: Sequence[str]) -> ToolOutcome:
+    observation = UNKNOWN_TOOL.format(tool=call["name"], available=", ".join(names) or "none")
+    return _outcome(call, max_bytes, "unknown_tool", observation, 0.0, error="unknown tool")
+
+
+def _wait(
+    future: Future[tuple[Any, float]],
+    call: ToolCall,
+    deadline: float | None,
+    timeout: float | None,
+    max_bytes: int,
+) -> ToolOutcome:
+    remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+    started = time.perf_counter()
+    try:
+        result, duration_ms = future.result(timeout=remaining)
+    except FutureTimeoutError:
+        assert timeout is not None
+        return _timed_out(call, max_bytes, timeout)
+    except Exception as error:
+        return _from_error(call, max_bytes, error, (time.perf_counter() - started) * 1000)
+    return _from_result(call, max_bytes, result, duration_ms)
+
+
+def run_tool_call(
+    tool: BaseTool,
+    call: Mapping[str, Any],
+    timeout: float | None,
+    max_observation_bytes: int,
+) -> ToolOutcome:
+    """Run one tool call in a worker thread and wait at most ``timeout`` seconds."""
+    return run_tool_calls({tool.name: tool}, [call], timeout, max_observation_bytes)[0]
+
+
+def run_tool_calls(
+    tools: Mapping[str, BaseTool],
+    calls: Sequence[Mapping[str, Any]],
+    timeout: float | None,
+    max_observation_bytes: int,
+) -> list[ToolOutcome]:
+    """Run ``calls`` concurrently, each within ``timeout``; one outcome per call, in order."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall]] = []
+    for raw in calls:
+        call = _call_dict(raw)
+        tool = tools.get(call["name"])
+        if tool is None:
+            pending.append(_unknown(call, max_observation_bytes, list(tools)))
+        else:
+            pending.append((_WORKERS.submit(partial(_invoke_sync, tool, call)), call))
+    return [
+        item
+        if isinstance(item, ToolOutcome)
+        else _wait(item[0], item[1], deadline, timeout, max_observation_bytes)
+        for item in pending
+    ]
+
+
+async def arun_tool_call(
+    tool: BaseTool,
+    call: Mapping[str, Any],
+    timeout: float | None,
+    max_observation_bytes: int,
+) -> ToolOutcome:
+    """Run one tool call with an asyncio deadline (sync tools on a worker thread)."""
+    return (await arun_tool_calls({tool.name: tool}, [call], timeout, max_observation_bytes))[0]
+
+
+async def arun_tool_calls(
+    tools: Mapping[str, BaseTool],
+    calls: Sequence[Mapping[str, Any]],
+    timeout: float | None,
+    max_observation_bytes: int,
+) -> list[ToolOutcome]:
+    """The async twin of `run_tool_calls`; calls run concurrently on the event loop."""
+
+    async def run_one(raw: Mapping[str, Any]) -> ToolOutcome:
+        call = _call_dict(raw)
+        tool = tools.get(call["name"])
+        if tool is None:
+            return _unknown(call, max_observation_bytes, list(tools))
+        started = time.perf_counter()
+        try:
+            if _has_native_async(tool):
+                result = await asyncio.wait_for(tool.ainvoke(call), timeout)
+            else:
+                work = _WORKERS.submit(partial(_invoke_sync, tool, call))
+                result, _ = await asyncio.wait_for(asyncio.wrap_future(work), timeout)
+        except TimeoutError:
+            assert timeout is not None
+            return _timed_out(call, max_observation_bytes, timeout)
+        except Exception as error:
+            elapsed = (time.perf_counter() - started) * 1000
+            return _from_error(call, max_observation_bytes, error, elapsed)
+        elapsed = (time.perf_counter() - started) * 1000
+        return _from_result(call, max_observation_bytes, result, elapsed)
+
+    if len(calls) == 1:
+        return [await run_one(calls[0])]
+    return list(await asyncio.gather(*(run_one(call) for call in calls)))

@@ -1,0 +1,178 @@
+"""Test doubles for agents built with langchain-agent-rules.
+
+`ScriptedChatModel` is a chat model that replays a fixed list of steps, so a test can
+drive an agent through any path (tool calls, malformed replies, model errors) without a
+real model. Unlike langchain-core's ``GenericFakeChatModel`` it has a working
+``bind_tools`` and it records every call it receives.
+
+Example:
+    .. code-block:: python
+
+        from langchain_core.messages import AIMessage
+        from langchain_agent_rules.testing import ScriptedChatModel
+
+        model = ScriptedChatModel(
+            steps=[
+                AIMessage("", tool_calls=[{"name": "add", "args": {"a": 1, "b": 2}, "id": "c1"}]),
+                "FINAL: 3",
+            ]
+        )
+        agent = create_rules_agent(model, [add])
+        agent.invoke({"messages": [("user", "What is 1 + 2?")]})
+        assert model.calls[1].messages[-1].content == "3"
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field, PrivateAttr
+
+__all__ = ["ScriptExhaustedError", "ScriptedCall", "ScriptedChatModel", "ScriptedStep"]
+
+ScriptedStep = AIMessage | str | BaseException
+"""One scripted reply: an `AIMessage` (may carry ``tool_calls``), raw text, or an error to raise."""
+
+
+class ScriptExhaustedError(AssertionError):
+    """`ScriptedChatModel` was called more often than it has steps."""
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """One call a `ScriptedChatModel` received: the messages and the names of the bound tools."""
+
+    number: int
+    messages: list[BaseMessage]
+    tools: list[str] = field(default_factory=list)
+
+    @property
+    def system_prompt(self) -> str:
+        """The text of the first message when it is a system message, else ``""``."""
+        if self.messages and self.messages[0].type == "system":
+            return self.messages[0].text
+        return ""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that answers with a fixed list of steps, one step per call.
+
+    Steps are consumed in order across sync and async calls. Tool calls without an
+    ``id`` get ``call_<n>``. A call after the last step raises `ScriptExhaustedError`
+    naming the call number, so a test cannot pass by accident.
+
+    Setup:
+        Nothing to install; it lives in ``langchain_agent_rules.testing``.
+
+    Instantiate:
+        .. code-block:: python
+
+            model = ScriptedChatModel(steps=["FINAL: 42"])
+
+    Invoke:
+        .. code-block:: python
+
+            model.invoke("What is the answer?").content  # "FINAL: 42"
+            model.calls[0].messages  # what the model received
+
+    Tool calling:
+        .. code-block:: python
+
+            bound = model.bind_tools([my_tool])
+            bound.invoke("...")
+            model.calls[-1].tools  # ["my_tool"]
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    steps: list[Any] = Field(default_factory=list)
+    """The replies, in order: `AIMessage`, ``str`` or an exception instance to raise."""
+
+    _calls: list[ScriptedCall] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, steps: Sequence[ScriptedStep] = (), **kwargs: Any) -> None:
+        super().__init__(steps=list(steps), **kwargs)
+        for index, step in enumerate(self.steps):
+            if not isinstance(step, AIMessage | str | BaseException):
+                raise TypeError(
+                    f"step {index} is a {type(step).__name__}; a step must be an AIMessage, "
+                    "a str or an exception instance"
+                )
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[ScriptedCall]:
+        """Every call received so far, in order."""
+        return list(self._calls)
+
+    @property
+    def remaining(self) -> int:
+        """How many steps are left."""
+        return len(self.steps) - len(self._calls)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools; each later call records their names in `ScriptedCall.tools`."""
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=formatted, **kwargs)
+
+    def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+        tools = [tool["function"]["name"] for tool in kwargs.get("tools") or []]
+        with self._lock:
+            number = len(self._calls) + 1
+            self._calls.append(ScriptedCall(number, list(messages), tools))
+        if number > len(self.steps):
+            last = messages[-1].text[:200] if messages else ""
+            raise ScriptExhaustedError(
+                f"ScriptedChatModel got call {number} but has only {len(self.steps)} "
+                f"step(s); the last message was: {last!r}"
+            )
+        step = self.steps[number - 1]
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, str):
+            message = AIMessage(content=step)
+        else:
+            calls = [
+                {**call, "id": call.get("id") or f"call_{number}_{index}"}
+                for index, call in enumerate(step.tool_calls)
+            ]
+            message = step.model_copy(update={"tool_calls": calls})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._next(messages, kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._next(messages, kwargs)

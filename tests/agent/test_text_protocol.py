@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+
+from langchain_agent_rules.agent.text_protocol import (
+    extract_answer,
+    parse_tool_reply,
+    render_tool_call_block,
+    render_tools_prompt,
+    to_text_messages,
+)
+
+from .parser_corpus import CORPUS
+
+
+def test_the_corpus_has_at_least_sixty_replies() -> None:
+    assert len(CORPUS) >= 60
+
+
+@pytest.mark.parametrize(("reply", "expected"), CORPUS, ids=[str(i) for i in range(len(CORPUS))])
+def test_parser_reads_corpus_reply(reply: str, expected: tuple[str, Any]) -> None:
+    parsed = parse_tool_reply(reply)
+    kind, value = expected
+    if kind == "call":
+        assert [(c.name, c.args) for c in parsed.tool_calls] == value
+        assert parsed.errors == ()
+        assert parsed.final_answer is None
+    elif kind == "final":
+        assert parsed.tool_calls == ()
+        assert parsed.errors == ()
+        assert parsed.final_answer == value
+    else:
+        assert parsed.tool_calls == ()
+        assert parsed.final_answer is None
+        assert len(parsed.errors) == 1
+        assert value in parsed.errors[0].problem
+
+
+def test_parse_error_keeps_the_raw_block() -> None:
+    parsed = parse_tool_reply("Let me look.\n```tool\nread_file(path='a')\n```")
+    assert parsed.errors[0].raw == "read_file(path='a')"
+    assert parsed.errors[0].problem == (
+        "the block is not valid JSON (Expecting value at line 1 column 1)"
+    )
+
+
+def test_a_good_block_and_a_broken_block_give_a_call_and_an_error() -> None:
+    parsed = parse_tool_reply(
+        '```tool\n{"tool": "a", "args": {}}\n```\n```tool\n{"tool": "b", "args": [}\n```'
+    )
+    assert [c.name for c in parsed.tool_calls] == ["a"]
+    assert len(parsed.errors) == 1
+
+
+def test_extract_answer_drops_tool_blocks_and_final_marker() -> None:
+    text = 'Here it is.\n```tool\n{"tool": "a", "args": {}}\n```\nFINAL: 3 users'
+    assert extract_answer(text) == "3 users"
+    assert extract_answer('```tool\n{"tool": "a", "args": {}}\n```') == ""
+
+
+def test_canonical_block_round_trips() -> None:
+    block = render_tool_call_block("read_file", {"path": "ä.txt"})
+    assert block == '```tool\n{"tool": "read_file", "args": {"path": "ä.txt"}}\n```'
+    parsed = parse_tool_reply(block)
+    assert [(c.name, c.args) for c in parsed.tool_calls] == [("read_file", {"path": "ä.txt"})]
+
+
+@tool
+def read_file(path: str, max_lines: int = 100) -> str:
+    """Read a text file under the project root."""
+    return path
+
+
+@tool
+def tag(names: list[str], mode: str | None = None) -> str:
+    """Tag things."""
+    return ""
+
+
+def test_tools_prompt_word_for_word() -> None:
+    assert render_tools_prompt([read_file, tag]) == (
+        "You can call these tools:\n"
+        "- read_file: Read a text file under the project root.\n"
+        "    path (string, required)\n"
+        "    max_lines (integer, optional)\n"
+        "- tag: Tag things.\n"
+        "    names (array of string, required)\n"
+        "    mode (string|null, optional)\n"
+        "\n"
+        "Tools are optional: if you can answer without one, answer directly.\n"
+        "To call a tool, reply with exactly one block like this and nothing after it:\n"
+        "```tool\n"
+        '{"tool": "<tool name>", "args": {"<argument>": <value>}}\n'
+        "```\n"
+        "When you know the answer, reply with FINAL: followed by the answer."
+    )
+
+
+def test_text_messages_show_only_the_parsed_call_and_observations_as_user_messages() -> None:
+    history = [
+        SystemMessage("sys"),
+        HumanMessage("task"),
+        AIMessage(
+            "I will read it first, then answer.",
+            tool_calls=[{"name": "read_file", "args": {"path": "a"}, "id": "c1"}],
+        ),
+        ToolMessage("hello", tool_call_id="c1", name="read_file"),
+        AIMessage("FINAL: hello"),
+    ]
+    rendered = to_text_messages(history)
+    assert [m.type for m in rendered] == ["system", "human", "ai", "human", "ai"]
+    assert rendered[2].content == '```tool\n{"tool": "read_file", "args": {"path": "a"}}\n```'
+    assert rendered[3].content == (
+        "Observation:\nhello\n\nIf these observations answer the task, reply with FINAL: "
+        "followed by your answer. Otherwise call one more tool."
+    )
+
+
+def test_text_messages_join_parallel_observations_with_tool_names() -> None:
+    history = [
+        AIMessage(
+            "",
+            tool_calls=[
+                {"name": "a", "args": {}, "id": "1"},
+                {"name": "b", "args": {}, "id": "2"},
+            ],
+        ),
+        ToolMessage("one", tool_call_id="1", name="a"),
+        ToolMessage("two", tool_call_id="2", name="b"),
+    ]
+    rendered = to_text_messages(history)
+    assert rendered[1].content.startswith("Observation:\n[a]\none\n\n[b]\ntwo\n\n")
+
+
+def test_text_messages_show_the_raw_block_of_an_unreadable_call() -> None:
+    history = [
+        AIMessage(
+            "",
+            invalid_tool_calls=[{"name": None, "args": "read_file(x)", "id": "c1", "error": "bad"}],
+        ),
+        ToolMessage("ERROR: bad", tool_call_id="c1", name="read_file"),
+    ]
+    assert to_text_messages(history)[0].content == "read_file(x)"
