@@ -97,7 +97,7 @@ def test_two_processes_joining_at_once_both_get_the_verified_file(tmp_path: Path
     parts = [bytes([number]) * 2_000_000 for number in range(8)]
     chunks = _write_chunks(tmp_path / "chunks", parts)
     weights = _weights_of(parts)
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")
     names = [str(chunk) for chunk in chunks]
     processes = [
         context.Process(target=_join_in_child, args=(names, str(tmp_path / "cache"), weights))
