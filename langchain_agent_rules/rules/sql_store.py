@@ -1,0 +1,295 @@
+"""`SqlRuleStore`: rules in one SQL table, for several workers sharing PostgreSQL.
+
+The table's primary key is the rule id, so the database itself refuses a duplicate id,
+even when two processes create it at the same moment: one insert commits, the other
+raises `DuplicateRuleError`. Every write is one transaction. This is the store to use
+when many agent workers write rules concurrently; `LangGraphRuleStore` over a
+LangGraph `BaseStore` checks for an existing key and then puts, and that pair is not
+atomic (``BaseStore`` has no create-if-absent).
+
+It runs on any database SQLAlchemy speaks; PostgreSQL (through psycopg 3, the
+``postgres`` extra) and SQLite are tested. The table ``agent_rules`` is created on first
+use. To keep several rule sets in one database, pass an engine with a
+``schema_translate_map`` or a PostgreSQL ``search_path``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    ColumnElement,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    RowMapping,
+    String,
+    Table,
+    Text,
+    create_engine,
+    delete,
+    insert,
+    inspect,
+    make_url,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+
+from langchain_agent_rules.errors import (
+    DuplicateRuleError,
+    RuleNotFoundError,
+    RuleStoreError,
+    RuleValidationError,
+)
+from langchain_agent_rules.rules.model import Rule, utc_now
+
+__all__ = ["RULES_TABLE_NAME", "SqlRuleStore", "sqlalchemy_url"]
+
+RULES_TABLE_NAME = "agent_rules"
+
+_T = TypeVar("_T")
+
+_JSON_OBJECT = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+_metadata = MetaData()
+_rules = Table(
+    RULES_TABLE_NAME,
+    _metadata,
+    Column("id", String(64), primary_key=True),
+    Column("type", String(16), nullable=False),
+    Column("target", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("project_id", Integer, nullable=True, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column(
+        "metadata", JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+    ),
+)
+_ORDER = (_rules.c.created_at, _rules.c.id)
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Point a plain ``postgresql://`` URL at psycopg 3, the driver the ``postgres`` extra installs.
+
+    SQLAlchemy reads ``postgresql://`` as psycopg2; other URLs are returned unchanged.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise RuleStoreError(
+            f"invalid database URL {url!r}: give a SQLAlchemy URL such as "
+            "'postgresql://user:password@127.0.0.1:5432/db' or 'sqlite:///rules.db'"
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+class SqlRuleStore:
+    """A rule store in one SQL table whose primary key keeps ids unique across processes.
+
+    Rules come back in a stable order: by ``created_at``, then by id.
+
+    Example:
+        .. code-block:: python
+
+            rules = SqlRuleStore("postgresql://agent:secret@127.0.0.1:5432/agents")
+            rules.create(Rule(id="be_brief", type="guideline", target="output",
+                              content="Keep answers under five sentences."))
+            rules.get_all_by_project(7)
+    """
+
+    def __init__(self, engine_or_url: Engine | str) -> None:
+        if isinstance(engine_or_url, Engine):
+            self._engine = engine_or_url
+        elif isinstance(engine_or_url, str):
+            try:
+                self._engine = create_engine(sqlalchemy_url(engine_or_url))
+            except (ArgumentError, ImportError) as error:
+                raise RuleStoreError(
+                    f"cannot open rule database {engine_or_url!r}: {error}; PostgreSQL needs "
+                    'the postgres extra (pip install "langchain-agent-rules[postgres]")'
+                ) from None
+        else:
+            raise RuleStoreError(
+                "SqlRuleStore needs a SQLAlchemy Engine or a database URL, "
+                f"got {type(engine_or_url).__name__}"
+            )
+        self._table_ready = False
+        self._table_lock = threading.Lock()
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine holding the rules."""
+        return self._engine
+
+    # -- sync: the RuleStore protocol ------------------------------------------------
+
+    def get_all_by_project(self, project_id: int | None) -> list[Rule]:
+        """Return the global rules plus, when ``project_id`` is set, that project's rules."""
+        scope: list[ColumnElement[bool]] = [_rules.c.project_id.is_(None)]
+        if project_id is not None:
+            scope.append(_rules.c.project_id == project_id)
+        query = select(_rules).where(or_(*scope)).order_by(*_ORDER)
+
+        def read() -> list[Rule]:
+            with self._engine.connect() as connection:
+                return [_rule_of(row) for row in connection.execute(query).mappings()]
+
+        return self._run("read rules", read)
+
+    def get(self, rule_id: str) -> Rule:
+        """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
+
+        def read() -> Rule:
+            with self._engine.connect() as connection:
+                row = connection.execute(select(_rules).where(_rules.c.id == rule_id)).mappings()
+                return _found(rule_id, row.first())
+
+        return self._run("read a rule", read)
+
+    def create(self, rule: Rule) -> Rule:
+        """Store a new rule; raise `DuplicateRuleError` if its id exists (in any process)."""
+        now = utc_now()
+        stored = rule.with_changes(created_at=rule.created_at or now, updated_at=now)
+
+        def write() -> Rule:
+            try:
+                with self._engine.begin() as connection:
+                    connection.execute(insert(_rules).values(_row_of(stored)))
+            except IntegrityError:
+                raise DuplicateRuleError(f"a rule with id {rule.id!r} already exists") from None
+            return stored
+
+        return self._run("create a rule", write)
+
+    def update(self, rule: Rule) -> Rule:
+        """Replace the rule with the same id, keeping ``created_at``."""
+        changes = _row_of(rule.with_changes(updated_at=utc_now()))
+        del changes["id"], changes["created_at"]
+        statement = (
+            update(_rules).where(_rules.c.id == rule.id).values(changes).returning(*_rules.c)
+        )
+
+        def write() -> Rule:
+            with self._engine.begin() as connection:
+                return _found(rule.id, connection.execute(statement).mappings().first())
+
+        return self._run("update a rule", write)
+
+    def delete(self, rule_id: str) -> Rule:
+        """Remove the rule with ``rule_id`` and return it."""
+        statement = delete(_rules).where(_rules.c.id == rule_id).returning(*_rules.c)
+
+        def write() -> Rule:
+            with self._engine.begin() as connection:
+                return _found(rule_id, connection.execute(statement).mappings().first())
+
+        return self._run("delete a rule", write)
+
+    # -- async twins: the engine is synchronous, so they run in a worker thread --------
+
+    async def aget_all_by_project(self, project_id: int | None) -> list[Rule]:
+        """Async `get_all_by_project`."""
+        return await asyncio.to_thread(self.get_all_by_project, project_id)
+
+    async def aget(self, rule_id: str) -> Rule:
+        """Async `get`."""
+        return await asyncio.to_thread(self.get, rule_id)
+
+    async def acreate(self, rule: Rule) -> Rule:
+        """Async `create`."""
+        return await asyncio.to_thread(self.create, rule)
+
+    async def aupdate(self, rule: Rule) -> Rule:
+        """Async `update`."""
+        return await asyncio.to_thread(self.update, rule)
+
+    async def adelete(self, rule_id: str) -> Rule:
+        """Async `delete`."""
+        return await asyncio.to_thread(self.delete, rule_id)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _run(self, action: str, operation: Callable[[], _T]) -> _T:
+        """Create the table if needed, run ``operation``; driver errors become `RuleStoreError`."""
+        try:
+            self._ensure_table()
+            return operation()
+        except SQLAlchemyError as error:
+            raise RuleStoreError(
+                f"cannot {action} in {self._engine.url!r}: {type(error).__name__}: "
+                f"{_first_line(error)}"
+            ) from error
+
+    def _ensure_table(self) -> None:
+        if self._table_ready:
+            return
+        with self._table_lock:
+            if self._table_ready:
+                return
+            try:
+                _metadata.create_all(self._engine, checkfirst=True)
+            except SQLAlchemyError:
+                # Another process may have created the table between the check and the CREATE.
+                with self._engine.connect() as connection:
+                    schema = connection.schema_for_object(_rules)
+                    if not inspect(connection).has_table(RULES_TABLE_NAME, schema=schema):
+                        raise
+            self._table_ready = True
+
+
+def _row_of(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "type": rule.type.value,
+        "target": rule.target.value,
+        "content": rule.content,
+        "priority": rule.priority,
+        "project_id": rule.project_id,
+        "created_at": _utc(rule.created_at),
+        "updated_at": _utc(rule.updated_at),
+        "metadata": rule.metadata,
+    }
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    # Stored in UTC: SQLite keeps the wall time and drops the offset.
+    return None if value is None else value.astimezone(UTC)
+
+
+def _rule_of(row: RowMapping) -> Rule:
+    fields = dict(row)
+    for name in ("created_at", "updated_at"):
+        fields[name] = _aware(fields[name])
+    try:
+        return Rule(**fields)
+    except RuleValidationError as error:
+        raise RuleStoreError(f"row {fields.get('id')!r} is not a valid rule: {error}") from None
+
+
+def _aware(value: datetime) -> datetime:
+    # SQLite has no time zone type: it hands back the naive UTC time that was stored.
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _found(rule_id: str, row: RowMapping | None) -> Rule:
+    if row is None:
+        raise RuleNotFoundError(f"no rule with id {rule_id!r}")
+    return _rule_of(row)
+
+
+def _first_line(error: SQLAlchemyError) -> str:
+    original = getattr(error, "orig", None) or error
+    return str(original).strip().splitlines()[0] if str(original).strip() else repr(original)
