@@ -10,6 +10,8 @@ in a read-only transaction that is always rolled back.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -66,8 +68,9 @@ REFUSED_FUNCTIONS: frozenset[str] = frozenset(
     }
 )
 
-# Node types that change data, schema, settings or session state wherever they appear.
-_WRITE_NODES: tuple[type[exp.Expression], ...] = (
+# Node types that change data, schema, settings, locks or session state wherever they appear.
+# (typed loosely: sqlglot 30 moved these classes under a new base class, `exp.Expr`)
+_WRITE_NODES: tuple[type, ...] = (
     exp.DML,
     exp.DDL,
     exp.Command,
@@ -83,8 +86,9 @@ _WRITE_NODES: tuple[type[exp.Expression], ...] = (
     exp.LoadData,
     exp.Grant,
     exp.Into,
+    exp.Lock,
 )
-_READ_ROOTS: tuple[type[exp.Expression], ...] = (exp.Select, exp.SetOperation, exp.Subquery)
+_READ_ROOTS: tuple[type, ...] = (exp.Select, exp.SetOperation, exp.Subquery)
 
 ALLOWED_SQL = (
     "Allowed: exactly one read-only SELECT (WITH, JOIN, UNION, INTERSECT and EXCEPT are "
@@ -101,7 +105,7 @@ EXECUTABLE_COMMENT = (
 )
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: Any) -> str:
     if isinstance(node, exp.Into):
         return "SELECT ... INTO"
     if isinstance(node, exp.Lock):
@@ -117,8 +121,8 @@ def _function_name(node: exp.Func) -> str:
     return node.sql_name().lower()
 
 
-def check_read_only_sql(sql: str, dialect: str | None) -> exp.Expression:
-    """Return the parsed query when ``sql`` is exactly one read-only query.
+def check_read_only_sql(sql: str, dialect: str | None) -> None:
+    """Refuse ``sql`` unless it is exactly one read-only query.
 
     Args:
         sql: the query text from the model.
@@ -147,8 +151,7 @@ def check_read_only_sql(sql: str, dialect: str | None) -> exp.Expression:
     if not isinstance(statement, _READ_ROOTS):
         raise InvalidToolCallError(NOT_READ_ONLY.format(what=_describe(statement)))
     for node in statement.walk():
-        if isinstance(node, _WRITE_NODES) or isinstance(node, exp.Lock):
+        if isinstance(node, _WRITE_NODES):
             raise InvalidToolCallError(REFUSED_CLAUSE.format(what=_describe(node)))
         if isinstance(node, exp.Func) and _function_name(node) in REFUSED_FUNCTIONS:
             raise InvalidToolCallError(REFUSED_FUNCTION.format(name=_function_name(node)))
-    return statement

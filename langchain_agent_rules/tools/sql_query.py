@@ -58,7 +58,7 @@ class _Dialect:
     display_name: str
     sqlglot_name: str
     read_only: Callable[[Connection, float], Any]  # (connection, timeout) -> context manager
-    is_timeout: Callable[[BaseException], bool]
+    is_timeout: Callable[[BaseException | None], bool]
 
 
 @contextmanager
@@ -78,7 +78,7 @@ def _sqlite_read_only(connection: Connection, timeout: float) -> Iterator[None]:
         raw.execute(f"PRAGMA query_only = {int(previous)}")
 
 
-def _sqlite_is_timeout(error: BaseException) -> bool:
+def _sqlite_is_timeout(error: BaseException | None) -> bool:
     return isinstance(error, sqlite3.OperationalError) and "interrupted" in str(error)
 
 
@@ -99,7 +99,7 @@ def _postgres_read_only(connection: Connection, timeout: float) -> Iterator[None
         connection.rollback()
 
 
-def _postgres_is_timeout(error: BaseException) -> bool:
+def _postgres_is_timeout(error: BaseException | None) -> bool:
     code = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
     return code == "57014"  # query_canceled, raised by statement_timeout
 
@@ -197,9 +197,7 @@ class SqlQueryTool(BaseTool):
                 f"sql_query supports {', '.join(sorted(_DIALECTS))} databases; "
                 f"got {engine.dialect.name!r}."
             )
-        description = SQL_QUERY_DESCRIPTION.format(
-            dialect=dialect.display_name, max_rows=max_rows
-        )
+        description = SQL_QUERY_DESCRIPTION.format(dialect=dialect.display_name, max_rows=max_rows)
         if include_schema:
             description += SCHEMA_DESCRIPTION.format(tables=_schema_text(engine))
         kwargs.setdefault("description", description)

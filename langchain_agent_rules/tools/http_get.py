@@ -1,0 +1,419 @@
+"""The ``http_get`` tool: fetch one URL safely, with a bounded body.
+
+Every hop (the first request and each redirect) passes the URL guard
+(:mod:`langchain_agent_rules.tools.url_guard`), and the connection goes to the very
+address the guard checked: the request URL is rewritten to that IP while the ``Host``
+header and the TLS server name (``sni_hostname``, also used to verify the certificate)
+keep the real host name. The body is streamed and reading stops just past
+``max_bytes``, so an endless response costs no more than the limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import httpx
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForToolRun,
+    CallbackManagerForToolRun,
+)
+from langchain_core.tools import BaseTool
+from langchain_core.tools.base import ArgsSchema
+from langchain_core.tools.base import ToolException as _ToolException
+from pydantic import BaseModel, Field, PrivateAttr
+
+from langchain_agent_rules.errors import (
+    InvalidToolCallError,
+    ToolConfigurationError,
+    ToolExecutionError,
+)
+from langchain_agent_rules.tools._text import utf8_prefix
+from langchain_agent_rules.tools.url_guard import CheckedURL, Resolver, check_url, system_resolver
+
+__all__ = ["HTTP_GET_DESCRIPTION", "HttpGetInput", "HttpGetTool"]
+
+MAX_REDIRECTS = 5
+MAX_HEADERS = 20
+MAX_HEADER_VALUE_BYTES = 2048
+
+HTTP_GET_DESCRIPTION = (
+    "Fetch a URL with HTTP GET. Returns JSON with the status code, the final url, the "
+    "content_type, the body as text (at most {max_bytes} bytes; binary content is only "
+    "described), truncated (true when the body was cut) and bytes_read. Only http:// and "
+    "https:// URLs of {hosts}; redirects are followed (at most {max_redirects})."
+)
+PUBLIC_HOSTS = "public hosts"
+LISTED_HOSTS = "these hosts: {hosts}"
+BINARY_BODY = "<binary content ({content_type}, {size}) not shown>"
+TOO_MANY_REDIRECTS = "Stopped after {max_redirects} redirects; the last one pointed to {url}."
+TIMED_OUT = "Fetching {url} took longer than the {timeout:g} s limit."
+REQUEST_FAILED = "Fetching {url} failed: {detail}. Check the URL, or try another source."
+BAD_HEADER = (
+    "The header {name!r} is refused: {reason}. Allowed: at most {max_headers} headers with "
+    "token names and single-line values; Host, hop-by-hop and encoding headers are set by "
+    "the tool."
+)
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOOL_SET_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+        "accept-encoding",
+        "proxy-authorization",
+        "proxy-connection",
+    }
+)
+_TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/javascript",
+        "application/ecmascript",
+        "application/x-www-form-urlencoded",
+        "application/yaml",
+        "application/x-yaml",
+        "application/toml",
+        "application/x-ndjson",
+        "application/graphql",
+        "application/sql",
+    }
+)
+
+
+class HttpGetInput(BaseModel):
+    """Arguments of the ``http_get`` tool."""
+
+    url: str = Field(description="The http:// or https:// URL to fetch.")
+    headers: dict[str, str] | None = Field(
+        default=None, description='Optional request headers, e.g. {"Accept": "text/html"}.'
+    )
+
+
+def validate_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Return the model's headers when every one is allowed.
+
+    Raises:
+        InvalidToolCallError: too many headers, a name that is not an HTTP token, a
+            value with a control character (CR/LF header injection) or over
+            ``MAX_HEADER_VALUE_BYTES``, or a header the tool sets itself (``Host``).
+    """
+    headers = dict(headers or {})
+    if len(headers) > MAX_HEADERS:
+        raise InvalidToolCallError(
+            BAD_HEADER.format(
+                name=f"({len(headers)} headers)", reason="too many", max_headers=MAX_HEADERS
+            )
+        )
+    for name, value in headers.items():
+        reason = None
+        if not _TOKEN.match(name):
+            reason = "the name is not a valid header name"
+        elif name.lower() in _TOOL_SET_HEADERS or name.lower().startswith("proxy-"):
+            reason = "the tool sets this header itself"
+        elif any((ord(char) < 0x20 and char != "\t") or ord(char) == 0x7F for char in value):
+            reason = "the value contains a control character such as CR or LF"
+        elif len(value.encode("utf-8")) > MAX_HEADER_VALUE_BYTES:
+            reason = f"the value is longer than {MAX_HEADER_VALUE_BYTES} bytes"
+        if reason is not None:
+            raise InvalidToolCallError(
+                BAD_HEADER.format(name=name, reason=reason, max_headers=MAX_HEADERS)
+            )
+    return headers
+
+
+def _is_text(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return (
+        media.startswith("text/")
+        or media in _TEXT_TYPES
+        or media.endswith("+json")
+        or media.endswith("+xml")
+    )
+
+
+class _BodyReader:
+    """Collects at most ``max_bytes`` + 1 body bytes (the extra one shows there is more)."""
+
+    def __init__(self, max_bytes: int, deadline: float, url: str, timeout: float) -> None:
+        self.max_bytes = max_bytes
+        self.deadline = deadline
+        self.url = url
+        self.timeout = timeout
+        self.data = bytearray()
+        self.bytes_read = 0
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take one chunk; return ``True`` once enough has been read."""
+        if time.monotonic() > self.deadline:
+            raise ToolExecutionError(TIMED_OUT.format(url=self.url, timeout=self.timeout))
+        self.bytes_read += len(chunk)
+        self.data += chunk[: self.max_bytes + 1 - len(self.data)]
+        return len(self.data) > self.max_bytes
+
+    def result(self, response: httpx.Response, url: str, content_type: str) -> dict[str, Any]:
+        truncated = len(self.data) > self.max_bytes
+        if b"\x00" in self.data:  # no or wrong content type, but clearly not text
+            return _binary_result(response, url, content_type, self.bytes_read)
+        shown = utf8_prefix(bytes(self.data), self.max_bytes)
+        encoding = response.charset_encoding or "utf-8"
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            encoding = "utf-8"
+        return {
+            "status": response.status_code,
+            "url": url,
+            "content_type": content_type,
+            "body": shown.decode(encoding, errors="replace"),
+            "truncated": truncated,
+            "bytes_read": self.bytes_read,
+        }
+
+
+def _binary_result(
+    response: httpx.Response, url: str, content_type: str, bytes_read: int
+) -> dict[str, Any]:
+    length = response.headers.get("content-length")
+    size = f"{length} bytes" if length and length.isdigit() else "size unknown"
+    encoding = response.headers.get("content-encoding", "identity").lower()
+    label = content_type if encoding == "identity" else f"{content_type}, {encoding}-encoded"
+    return {
+        "status": response.status_code,
+        "url": url,
+        "content_type": content_type,
+        "body": BINARY_BODY.format(content_type=label or "no content type", size=size),
+        "truncated": False,
+        "bytes_read": bytes_read,
+    }
+
+
+def _skip_body(response: httpx.Response, content_type: str) -> bool:
+    encoding = response.headers.get("content-encoding", "identity").lower()
+    return encoding != "identity" or (bool(content_type) and not _is_text(content_type))
+
+
+class HttpGetTool(BaseTool):
+    """Fetch a URL with HTTP GET: no private networks, bounded time and size.
+
+    Setup:
+        Needs only httpx (a dependency of this package).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agent_rules.tools.http_get import HttpGetTool
+
+            tool = HttpGetTool(allowed_hosts=["api.example.com", "*.wikipedia.org"],
+                               max_bytes=8192, timeout=30.0)
+
+    Invoke:
+        .. code-block:: python
+
+            tool.invoke({"url": "https://api.example.com/items?limit=5"})
+            # {"status": 200, "url": "https://api.example.com/items?limit=5",
+            #  "content_type": "application/json", "body": "[...]", "truncated": False,
+            #  "bytes_read": 512}
+
+    Errors:
+        A refused URL or header raises ``InvalidToolCallError``; a connection failure,
+        timeout or too many redirects raises ``ToolExecutionError``. An HTTP error status
+        (404, 500) is a normal result. ``handle_tool_error`` defaults to ``True`` as for
+        all of this package's tools: ``invoke`` returns the message (an error
+        ``ToolMessage`` for a tool call) so an agent's model reads it; pass
+        ``handle_tool_error=False`` to have ``invoke`` raise.
+
+    Args:
+        allowed_hosts: when set, only these hosts: exact names (which may then be
+            private, e.g. ``127.0.0.1`` in tests) or ``*.example.com`` for subdomains.
+            ``None`` admits every public host.
+        max_bytes: the most body bytes shown; reading stops just past it.
+        timeout: seconds for the whole fetch, redirects and body included.
+        resolver: host name -> IP addresses; the system resolver by default. A seam for
+            tests and for custom DNS.
+        **kwargs: other ``BaseTool`` fields (``name``, ``handle_tool_error``, ...).
+    """
+
+    name: str = "http_get"
+    description: str = ""
+    args_schema: ArgsSchema | None = HttpGetInput
+    handle_tool_error: bool | str | Callable[[_ToolException], str] | None = True
+    allowed_hosts: tuple[str, ...] | None = None
+    max_bytes: int = 8192
+    timeout: float = 30.0
+    _resolver: Resolver = PrivateAttr()
+    _ssl_context: Any = PrivateAttr()
+
+    def __init__(
+        self,
+        allowed_hosts: Sequence[str] | None = None,
+        max_bytes: int = 8192,
+        timeout: float = 30.0,
+        resolver: Resolver = system_resolver,
+        **kwargs: Any,
+    ) -> None:
+        if max_bytes < 1:
+            raise ToolConfigurationError(f"max_bytes must be at least 1; got {max_bytes}.")
+        if not timeout > 0:
+            raise ToolConfigurationError(f"timeout must be a positive number; got {timeout}.")
+        if isinstance(allowed_hosts, str) or (
+            allowed_hosts is not None and not all(isinstance(h, str) and h for h in allowed_hosts)
+        ):
+            raise ToolConfigurationError(
+                "allowed_hosts must be a list of host names such as ['api.example.com', "
+                f"'*.example.org'] or None; got {allowed_hosts!r}."
+            )
+        hosts = (
+            PUBLIC_HOSTS
+            if allowed_hosts is None
+            else LISTED_HOSTS.format(hosts=", ".join(allowed_hosts))
+        )
+        kwargs.setdefault(
+            "description",
+            HTTP_GET_DESCRIPTION.format(
+                max_bytes=max_bytes, hosts=hosts, max_redirects=MAX_REDIRECTS
+            ),
+        )
+        super().__init__(
+            allowed_hosts=None if allowed_hosts is None else tuple(allowed_hosts),
+            max_bytes=max_bytes,
+            timeout=timeout,
+            **kwargs,
+        )
+        self._resolver = resolver
+        # Building an SSL context loads the CA bundle (milliseconds); do it once.
+        self._ssl_context = httpx.create_ssl_context()
+
+    def _check(self, url: str) -> CheckedURL:
+        return check_url(url, self.allowed_hosts, self._resolver)
+
+    def _request(
+        self,
+        client: httpx.Client | httpx.AsyncClient,
+        target: CheckedURL,
+        headers: dict[str, str],
+        deadline: float,
+    ) -> httpx.Request:
+        """Build a request to the checked address that still names the real host."""
+        extensions: dict[str, Any] = {}
+        if target.url.scheme == "https":
+            extensions["sni_hostname"] = target.host
+        remaining = max(deadline - time.monotonic(), 0.001)
+        return client.build_request(
+            "GET",
+            target.url.copy_with(host=str(target.address)),
+            headers={
+                **headers,
+                "Host": target.url.netloc.decode("ascii"),
+                "Accept-Encoding": "identity",
+            },
+            extensions=extensions,
+            timeout=httpx.Timeout(remaining),
+        )
+
+    def _next_hop(
+        self, response: httpx.Response, target: CheckedURL, headers: dict[str, str], hop: int
+    ) -> tuple[str, dict[str, str]]:
+        url = str(target.url.join(response.headers["location"]))
+        if hop == MAX_REDIRECTS:
+            raise ToolExecutionError(
+                TOO_MANY_REDIRECTS.format(max_redirects=MAX_REDIRECTS, url=url)
+            )
+        # The model's headers (perhaps credentials) go only to the host they were meant for.
+        same_host = httpx.URL(url).host.lower().rstrip(".") == target.host
+        return url, headers if same_host else {}
+
+    def _client_options(self) -> dict[str, Any]:
+        # trust_env=False: no proxy from the environment, which would bypass the pinned address.
+        return {"verify": self._ssl_context, "trust_env": False, "follow_redirects": False}
+
+    def _run(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + self.timeout
+        request_headers = validate_headers(headers)
+        try:
+            with httpx.Client(**self._client_options()) as client:
+                for hop in range(MAX_REDIRECTS + 1):
+                    target = self._check(url)
+                    request = self._request(client, target, request_headers, deadline)
+                    response = client.send(request, stream=True)
+                    try:
+                        if response.is_redirect:
+                            url, request_headers = self._next_hop(
+                                response, target, request_headers, hop
+                            )
+                            continue
+                        return self._read(response, str(target.url), deadline)
+                    finally:
+                        response.close()
+        except httpx.TimeoutException:
+            raise ToolExecutionError(TIMED_OUT.format(url=url, timeout=self.timeout)) from None
+        except httpx.HTTPError as error:
+            raise ToolExecutionError(REQUEST_FAILED.format(url=url, detail=error)) from None
+        raise AssertionError("unreachable: the redirect loop returns or raises")
+
+    def _read(self, response: httpx.Response, url: str, deadline: float) -> dict[str, Any]:
+        content_type = response.headers.get("content-type", "")
+        if _skip_body(response, content_type):
+            return _binary_result(response, url, content_type, 0)
+        reader = _BodyReader(self.max_bytes, deadline, url, self.timeout)
+        for chunk in response.iter_raw():
+            if reader.feed(chunk):
+                break
+        return reader.result(response, url, content_type)
+
+    async def _arun(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + self.timeout
+        request_headers = validate_headers(headers)
+        try:
+            async with httpx.AsyncClient(**self._client_options()) as client:
+                for hop in range(MAX_REDIRECTS + 1):
+                    # The resolver may block on DNS; keep it off the event loop.
+                    target = await asyncio.to_thread(self._check, url)
+                    request = self._request(client, target, request_headers, deadline)
+                    response = await client.send(request, stream=True)
+                    try:
+                        if response.is_redirect:
+                            url, request_headers = self._next_hop(
+                                response, target, request_headers, hop
+                            )
+                            continue
+                        return await self._aread(response, str(target.url), deadline)
+                    finally:
+                        await response.aclose()
+        except httpx.TimeoutException:
+            raise ToolExecutionError(TIMED_OUT.format(url=url, timeout=self.timeout)) from None
+        except httpx.HTTPError as error:
+            raise ToolExecutionError(REQUEST_FAILED.format(url=url, detail=error)) from None
+        raise AssertionError("unreachable: the redirect loop returns or raises")
+
+    async def _aread(self, response: httpx.Response, url: str, deadline: float) -> dict[str, Any]:
+        content_type = response.headers.get("content-type", "")
+        if _skip_body(response, content_type):
+            return _binary_result(response, url, content_type, 0)
+        reader = _BodyReader(self.max_bytes, deadline, url, self.timeout)
+        async for chunk in response.aiter_raw():
+            if reader.feed(chunk):
+                break
+        return reader.result(response, url, content_type)
