@@ -1,21 +1,31 @@
 """`open_rule_store`: turn a ``--store`` value into a rule store.
 
-Today a store spec is a path to a JSON rules file. Other backends plug in here by
-their URL scheme, so every command line and configuration that takes a store spec
-gains them at once.
+A store spec is a path to a JSON rules file, or a database URL (``postgresql://...``,
+``sqlite:///rules.db``) for a `SqlRuleStore`. Other backends plug in here by their URL
+scheme, so every command line and configuration that takes a store spec gains them at
+once.
 """
 
 from __future__ import annotations
 
 from langchain_agent_rules.errors import RuleStoreError
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+from langchain_agent_rules.rules.sql_store import SqlRuleStore
 from langchain_agent_rules.rules.store import RuleStore
 
-__all__ = ["open_rule_store"]
+__all__ = ["SQL_STORE_SCHEMES", "open_rule_store"]
+
+SQL_STORE_SCHEMES = ("postgresql", "postgres", "sqlite")
 
 
 def open_rule_store(spec: str) -> RuleStore:
-    """Open the rule store named by ``spec``: a path to a JSON rules file."""
+    """Open the rule store named by ``spec``: a JSON rules file path or a database URL."""
     if not spec.strip():
-        raise RuleStoreError("empty rule store; give a path to a JSON rules file")
+        raise RuleStoreError(
+            "empty rule store; give a path to a JSON rules file or a database URL "
+            "(postgresql://... or sqlite:///...)"
+        )
+    scheme = spec.split("://", 1)[0].split("+", 1)[0] if "://" in spec else ""
+    if scheme in SQL_STORE_SCHEMES:
+        return SqlRuleStore(spec)
     return JsonFileRuleStore(spec)
