@@ -1,0 +1,87 @@
+"""Where the demo data lives, and the shop database built from its SQL script.
+
+The data ships inside the package (``demo/data``): ``shop.sql`` (customers with e-mail
+addresses and an ``active`` flag, products, orders with amounts in EUR), a small project
+folder (``README.md``, ``config.toml``, ``docs/notes.md``) and ``rules.json`` (a
+JSON rules file: no e-mail addresses in answers, amounts in EUR for project 1, French
+for project 2). The SQLite database is built from the script into the cache folder on
+first use, under a lock and by rename, and rebuilt when the script changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from langchain_agent_rules.models.weights import cache_dir
+
+__all__ = [
+    "DEMO_QUESTIONS",
+    "DemoQuestion",
+    "demo_database_url",
+    "demo_project_root",
+    "demo_rules_path",
+]
+
+_DATA = Path(__file__).parent / "data"
+
+
+@dataclass(frozen=True)
+class DemoQuestion:
+    """One example question and the rules project it is asked in."""
+
+    question: str
+    project_id: int | None
+
+
+DEMO_QUESTIONS = (
+    DemoQuestion("How many active customers do we have?", 1),
+    DemoQuestion("What is the total amount of all orders?", 1),
+    DemoQuestion("According to docs/notes.md, when does the next release ship?", 2),
+)
+
+
+def demo_project_root() -> Path:
+    """The demo project folder, the root for ``file_read``."""
+    return _DATA / "project"
+
+
+def demo_rules_path() -> Path:
+    """The demo's JSON rules file."""
+    return _DATA / "rules.json"
+
+
+def demo_database_url(folder: Path | None = None) -> str:
+    """An SQLAlchemy URL of the demo shop database, built in ``folder`` (the cache) once."""
+    script = (_DATA / "shop.sql").read_text(encoding="utf-8")
+    digest = hashlib.sha256(script.encode()).hexdigest()[:12]
+    target_folder = (folder or cache_dir()) / "demo"
+    target = target_folder / f"shop-{digest}.sqlite"
+    if not target.exists():
+        target_folder.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(target_folder / "shop.lock")):
+            if not target.exists():
+                _build_database(script, target)
+    return f"sqlite:///{target}"
+
+
+def _build_database(script: str, target: Path) -> None:
+    handle, temporary_name = tempfile.mkstemp(dir=target.parent, suffix=".sqlite.part")
+    os.close(handle)
+    try:
+        connection = sqlite3.connect(temporary_name)
+        try:
+            connection.executescript(script)
+            connection.commit()
+        finally:
+            connection.close()
+        os.replace(temporary_name, target)
+    except BaseException:
+        Path(temporary_name).unlink(missing_ok=True)
+        raise

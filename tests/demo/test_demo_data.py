@@ -1,0 +1,56 @@
+"""The shipped demo data: the shop database built from its script, the project files, rules."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from langchain_agent_rules.demo import (
+    DEMO_QUESTIONS,
+    demo_database_url,
+    demo_project_root,
+    demo_rules_path,
+)
+from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+from langchain_agent_rules.tools.file_read import FileReadTool
+
+
+def _path_of(url: str) -> Path:
+    assert url.startswith("sqlite:///")
+    return Path(url.removeprefix("sqlite:///"))
+
+
+def test_the_shop_database_is_built_in_the_cache_with_the_scripts_data(tmp_path: Path) -> None:
+    database = _path_of(demo_database_url(tmp_path))
+    assert database.parent == tmp_path / "demo"
+    with sqlite3.connect(database) as connection:
+        active = connection.execute("SELECT COUNT(*) FROM customers WHERE active = 1").fetchone()
+        total = connection.execute("SELECT SUM(amount) FROM orders").fetchone()
+        emails = connection.execute("SELECT COUNT(*) FROM customers WHERE email LIKE '%@%'")
+        assert (active[0], total[0], emails.fetchone()[0]) == (9, 626.25, 12)
+
+
+def test_the_database_is_built_once(tmp_path: Path) -> None:
+    database = _path_of(demo_database_url(tmp_path))
+    built = database.stat().st_mtime_ns
+    assert _path_of(demo_database_url(tmp_path)) == database
+    assert database.stat().st_mtime_ns == built
+    assert [p.name for p in database.parent.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_the_rules_file_loads_and_scopes_the_french_rule_to_project_2() -> None:
+    store = JsonFileRuleStore(demo_rules_path())
+    global_ids = {rule.id for rule in store.get_all_by_project(None)}
+    assert global_ids == {"no_email_addresses", "single_select"}
+    assert "answer_in_french" in {rule.id for rule in store.get_all_by_project(2)}
+    assert "answer_in_french" not in {rule.id for rule in store.get_all_by_project(1)}
+
+
+def test_the_file_the_third_question_names_is_readable_by_file_read() -> None:
+    assert "docs/notes.md" in DEMO_QUESTIONS[2].question
+    observation = FileReadTool(demo_project_root()).invoke({"path": "docs/notes.md"})
+    assert "14 March 2026" in observation["content"]
+
+
+def test_there_are_three_demo_questions() -> None:
+    assert [q.project_id for q in DEMO_QUESTIONS] == [1, 1, 2]
