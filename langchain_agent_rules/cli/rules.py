@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -147,8 +148,8 @@ def _print(rules: Sequence[Rule], as_json: bool, *, many: bool = False) -> None:
     if not rules:
         console.out("No rules.")
         return
-    table = Table(show_lines=False)
-    for column in ("id", "type", "target", "priority", "project"):
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("id", "type", "target", "prio", "scope"):
         table.add_column(column, no_wrap=True)
     table.add_column("content", overflow="fold", ratio=1)
     for rule in rules:
