@@ -15,7 +15,9 @@ from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule
 
 
-def build_rule(rule_id: str, project_id: int | None = None, priority: int = 0, **extra: Any) -> Rule:
+def build_rule(
+    rule_id: str, project_id: int | None = None, priority: int = 0, **extra: Any
+) -> Rule:
     return Rule(
         id=rule_id,
         type=extra.pop("type", "guideline"),

@@ -62,15 +62,15 @@ def test_rules_in_other_namespaces_are_not_seen(make_rule: Any) -> None:
     backend = InMemoryStore()
     LangGraphRuleStore(backend, ("team_a", "rules")).create(make_rule("team_a_rule"))
     LangGraphRuleStore(backend, ("team_a", "rules", "nested")).create(make_rule("nested_rule"))
-    assert [r.id for r in LangGraphRuleStore(backend, ("team_a", "rules")).get_all_by_project(None)] == [
-        "team_a_rule"
-    ]
+    assert [
+        r.id for r in LangGraphRuleStore(backend, ("team_a", "rules")).get_all_by_project(None)
+    ] == ["team_a_rule"]
     assert LangGraphRuleStore(backend).get_all_by_project(None) == []
 
 
 @pytest.mark.parametrize("namespace", [("agent.rules",), (), ("",), ("ok", 3), ["agent_rules"]])
 def test_an_invalid_namespace_is_refused_at_construction(namespace: Any) -> None:
-    with pytest.raises(RuleStoreError, match="without '.'"):
+    with pytest.raises(RuleStoreError, match=r"without '\.'"):
         LangGraphRuleStore(InMemoryStore(), namespace)
 
 

@@ -19,7 +19,9 @@ def test_empty_store_has_no_rules(any_store: Any, make_rule: Any) -> None:
     assert any_store.get_all_by_project(1) == []
 
 
-def test_none_returns_global_rules_only_and_n_adds_project_n(any_store: Any, make_rule: Any) -> None:
+def test_none_returns_global_rules_only_and_n_adds_project_n(
+    any_store: Any, make_rule: Any
+) -> None:
     any_store.create(make_rule("global_a"))
     any_store.create(make_rule("project_1_a", project_id=1))
     any_store.create(make_rule("project_2_a", project_id=2))
@@ -34,14 +36,18 @@ def test_none_returns_global_rules_only_and_n_adds_project_n(any_store: Any, mak
     assert {r.id for r in any_store.get_all_by_project(3)} == {"global_a", "global_b"}
 
 
-def test_create_stamps_timestamps_and_get_returns_the_stored_rule(any_store: Any, make_rule: Any) -> None:
+def test_create_stamps_timestamps_and_get_returns_the_stored_rule(
+    any_store: Any, make_rule: Any
+) -> None:
     stored = any_store.create(make_rule("stamped", priority=4))
     assert stored.created_at is not None and stored.created_at.tzinfo is not None
     assert stored.updated_at is not None
     assert any_store.get("stamped") == stored
 
 
-def test_create_of_an_existing_id_raises_duplicate_even_in_another_scope(any_store: Any, make_rule: Any) -> None:
+def test_create_of_an_existing_id_raises_duplicate_even_in_another_scope(
+    any_store: Any, make_rule: Any
+) -> None:
     any_store.create(make_rule("taken", project_id=1))
     with pytest.raises(DuplicateRuleError, match="taken"):
         any_store.create(make_rule("taken", project_id=2))
