@@ -59,13 +59,19 @@ def _describe(error: ValidationError, allowed: Mapping[str, str]) -> str:
     problems = []
     for item in error.errors():
         path = ".".join(str(part) for part in item["loc"] if not isinstance(part, int))
+        if item["type"] == "extra_forbidden":
+            parent = path.rsplit(".", 1)[0] + "." if "." in path else ""
+            known = [
+                name.removeprefix(parent)
+                for name in allowed
+                if name.startswith(parent) and "." not in name.removeprefix(parent)
+            ]
+            problems.append(f"unknown key {path!r}; allowed keys: {', '.join(known)}")
+            continue
         # Union members add their type name to the location; keep the argument path only.
         while path and path not in allowed and "." in path:
             path = path.rsplit(".", 1)[0]
-        if item["type"] == "extra_forbidden":
-            known = [name for name in allowed if name.count(".") == path.count(".")]
-            problems.append(f"unknown key {path!r}; allowed keys: {', '.join(known)}")
-        elif item["type"] == "missing":
+        if item["type"] == "missing":
             problems.append(f"{path} is required: {allowed.get(path, item['msg'])}")
         else:
             shown = json.dumps(item.get("input"), ensure_ascii=False, default=repr)

@@ -1,0 +1,266 @@
+"""The agent_rule_admin tool: create/update/delete, strict input, content limit, async."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_tests.unit_tests import ToolsUnitTests
+from langgraph.store.memory import InMemoryStore
+
+from langchain_agent_rules.errors import (
+    DuplicateRuleError,
+    InvalidToolCallError,
+    RuleNotFoundError,
+    ToolConfigurationError,
+    ToolExecutionError,
+)
+from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
+from langchain_agent_rules.rules.memory import InMemoryRuleStore
+from langchain_agent_rules.rules.model import Rule, RuleTarget, RuleType
+from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool
+
+CREATE = {
+    "action": "create",
+    "rule": {
+        "id": "answer_in_french",
+        "type": "REQUIREMENT",
+        "target": "output",
+        "content": "Always answer in French.",
+        "priority": 5,
+    },
+    "project_id": 1,
+}
+
+
+def existing() -> Rule:
+    return Rule(
+        id="be_brief",
+        type="guideline",
+        target="output",
+        content="Keep answers under five sentences.",
+        priority=2,
+        project_id=3,
+    )
+
+
+def invoke(tool: AgentRuleAdminTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(tool.invoke(arguments))
+    return result
+
+
+class TestAgentRuleAdminToolStandard(ToolsUnitTests):
+    @property
+    def tool_constructor(self) -> type[AgentRuleAdminTool]:
+        return AgentRuleAdminTool
+
+    @property
+    def tool_constructor_params(self) -> dict[str, Any]:
+        return {"writer": InMemoryRuleStore()}
+
+    @property
+    def tool_invoke_params_example(self) -> dict[str, Any]:
+        return CREATE
+
+
+def test_model_facing_text_is_exact() -> None:
+    tool = AgentRuleAdminTool(InMemoryRuleStore())
+    assert tool.name == "agent_rule_admin"
+    assert tool.description == (
+        "Creates, updates or deletes one agent rule in the injected rule store. "
+        "create needs rule.id, rule.type, rule.target and rule.content (rule.priority defaults "
+        "to 0; project_id null or absent makes a global rule). update needs rule.id and any of "
+        "type, target, content, priority; a project_id key moves the rule to that project, its "
+        "absence keeps the scope. delete needs rule.id only."
+    )
+    assert tool.tags == ["agent:rules", "rules", "agent:admin"]
+
+
+def test_create_stores_the_rule_and_returns_its_public_view() -> None:
+    store = InMemoryRuleStore()
+    result = invoke(AgentRuleAdminTool(store), CREATE)
+    assert result == {
+        "action": "create",
+        "rule": {
+            "id": "answer_in_french",
+            "type": "REQUIREMENT",
+            "target": "OUTPUT",
+            "content": "Always answer in French.",
+            "priority": 5,
+        },
+        "project_id": 1,
+    }
+    stored = store.get("answer_in_french")
+    assert (stored.type, stored.target, stored.project_id) == (
+        RuleType.REQUIREMENT,
+        RuleTarget.OUTPUT,
+        1,
+    )
+
+
+@pytest.mark.parametrize("scope", [{}, {"project_id": None}])
+def test_create_without_project_makes_a_global_rule_with_priority_zero(
+    scope: dict[str, Any],
+) -> None:
+    store = InMemoryRuleStore()
+    rule = {key: value for key, value in CREATE["rule"].items() if key != "priority"}
+    result = invoke(AgentRuleAdminTool(store), {"action": "create", "rule": rule, **scope})
+    assert result["project_id"] is None and result["rule"]["priority"] == 0
+    assert store.get("answer_in_french").is_global
+
+
+def test_update_changes_only_the_given_fields_and_keeps_the_scope() -> None:
+    store = InMemoryRuleStore([existing()])
+    created_at = store.get("be_brief").created_at
+    result = invoke(
+        AgentRuleAdminTool(store),
+        {"action": "update", "rule": {"id": "be_brief", "priority": 8, "type": "constraint"}},
+    )
+    assert result["rule"]["priority"] == 8 and result["rule"]["type"] == "CONSTRAINT"
+    assert result["project_id"] == 3
+    stored = store.get("be_brief")
+    assert stored.content == existing().content and stored.created_at == created_at
+
+
+@pytest.mark.parametrize(("project_id", "is_global"), [(None, True), (9, False)])
+def test_update_with_a_project_id_key_moves_the_rule(
+    project_id: int | None, is_global: bool
+) -> None:
+    store = InMemoryRuleStore([existing()])
+    invoke(
+        AgentRuleAdminTool(store),
+        {"action": "update", "rule": {"id": "be_brief"}, "project_id": project_id},
+    )
+    assert store.get("be_brief").project_id == project_id
+    assert store.get("be_brief").is_global is is_global
+
+
+def test_delete_removes_the_rule_and_returns_it() -> None:
+    store = InMemoryRuleStore([existing()])
+    result = invoke(AgentRuleAdminTool(store), {"action": "delete", "rule": {"id": "be_brief"}})
+    assert result["action"] == "delete" and result["rule"]["id"] == "be_brief"
+    assert result["project_id"] == 3
+    assert store.get_all_by_project(3) == []
+
+
+def test_a_tool_call_gets_compact_json_content_and_the_dict_as_artifact() -> None:
+    message = AgentRuleAdminTool(InMemoryRuleStore()).invoke(
+        {"type": "tool_call", "id": "call_1", "name": "agent_rule_admin", "args": CREATE}
+    )
+    assert isinstance(message, ToolMessage)
+    assert message.content == json.dumps(message.artifact, separators=(",", ":"))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"action": "rename", "rule": {"id": "be_brief"}}, 'invalid action "rename"'),
+        ({"rule": {"id": "be_brief"}}, "action is required"),
+        ({"action": "delete"}, "rule is required"),
+        ({"action": "delete", "rule": "be_brief"}, 'invalid rule "be_brief"'),
+        ({"action": "delete", "rule": {"id": "Be-Brief"}}, 'invalid rule.id "Be-Brief"'),
+        ({"action": "delete", "rule": {"id": "be_brief"}, "force": True}, "unknown key 'force'"),
+        (
+            {"action": "update", "rule": {"id": "be_brief", "colour": 1}},
+            "unknown key 'rule.colour'",
+        ),
+        ({"action": "update", "rule": {"id": "be_brief", "priority": "9"}}, "rule.priority"),
+        ({"action": "update", "rule": {"id": "be_brief", "priority": True}}, "rule.priority"),
+        ({"action": "update", "rule": {"id": "be_brief", "type": "wish"}}, 'rule.type "wish"'),
+        ({"action": "update", "rule": {"id": "be_brief", "type": None}}, "may not be null"),
+        ({"action": "update", "rule": {"id": "be_brief"}}, "at least one of"),
+        ({"action": "update", "rule": {"id": "be_brief"}, "project_id": 0}, "project_id 0"),
+        ({"action": "update", "rule": {"id": "be_brief"}, "project_id": "3"}, 'project_id "3"'),
+        ({"action": "update", "rule": {"id": "be_brief", "content": "short"}}, "10 characters"),
+        (
+            {"action": "create", "rule": {"id": "new_rule", "type": "guideline"}},
+            "needs rule.target",
+        ),
+        ({"action": "delete", "rule": {"id": "be_brief", "priority": 1}}, "rule.id only"),
+        ({"action": "delete", "rule": {"id": "be_brief"}, "project_id": 3}, "rule.id only"),
+    ],
+)
+def test_invalid_input_raises_and_writes_nothing(
+    tmp_path: Path, arguments: dict[str, Any], message: str
+) -> None:
+    path = tmp_path / "rules.json"
+    JsonFileRuleStore(path).create(existing())
+    before = path.read_bytes()
+    with pytest.raises(InvalidToolCallError, match="invalid agent_rule_admin arguments") as caught:
+        AgentRuleAdminTool(JsonFileRuleStore(path)).invoke(arguments)
+    assert message in str(caught.value)
+    assert path.read_bytes() == before
+
+
+def test_content_over_the_byte_limit_raises_and_writes_nothing() -> None:
+    store = InMemoryRuleStore([existing()])
+    tool = AgentRuleAdminTool(store, {"max_rule_content_bytes": 40})
+    at_limit = "ż" * 20  # 40 bytes in UTF-8
+    invoke(tool, {"action": "update", "rule": {"id": "be_brief", "content": at_limit}})
+    assert store.get("be_brief").content == at_limit
+    for arguments in (
+        {"action": "update", "rule": {"id": "be_brief", "content": at_limit + "a"}},
+        {**CREATE, "rule": {**CREATE["rule"], "content": at_limit + "a"}},
+    ):
+        with pytest.raises(ToolExecutionError) as caught:
+            tool.invoke(arguments)
+        assert "has 41 bytes of content; the limit is max_rule_content_bytes=40" in str(
+            caught.value
+        )
+    assert store.get("be_brief").content == at_limit
+    assert [r.id for r in store.get_all_by_project(1)] == []
+
+
+def test_writer_errors_propagate_unchanged() -> None:
+    tool = AgentRuleAdminTool(InMemoryRuleStore([existing()]))
+    with pytest.raises(DuplicateRuleError):
+        tool.invoke({**CREATE, "rule": {**CREATE["rule"], "id": "be_brief"}})
+    with pytest.raises(RuleNotFoundError):
+        tool.invoke({"action": "update", "rule": {"id": "ghost_rule", "priority": 1}})
+    with pytest.raises(RuleNotFoundError):
+        tool.invoke({"action": "delete", "rule": {"id": "ghost_rule"}})
+
+
+async def test_async_actions_use_the_stores_async_twins() -> None:
+    store = LangGraphRuleStore(InMemoryStore())
+    tool = AgentRuleAdminTool(store)
+    created = json.loads(await tool.ainvoke(CREATE))
+    assert created["rule"]["id"] == "answer_in_french"
+    updated = json.loads(
+        await tool.ainvoke({"action": "update", "rule": {"id": "answer_in_french", "priority": 1}})
+    )
+    assert updated["rule"]["priority"] == 1 and updated["project_id"] == 1
+    await tool.ainvoke({"action": "delete", "rule": {"id": "answer_in_french"}})
+    assert store.get_all_by_project(1) == []
+
+
+async def test_async_actions_run_a_sync_store_in_a_thread(tmp_path: Path) -> None:
+    store = JsonFileRuleStore(tmp_path / "rules.json")
+    tool = AgentRuleAdminTool(store)
+    await tool.ainvoke(CREATE)
+    await tool.ainvoke({"action": "update", "rule": {"id": "answer_in_french"}, "project_id": None})
+    assert store.get("answer_in_french").is_global
+    with pytest.raises(InvalidToolCallError):
+        await tool.ainvoke({"action": "delete", "rule": {"id": "answer_in_french", "type": "x"}})
+    assert store.get("answer_in_french").is_global
+
+
+def test_a_reader_only_store_is_refused_at_construction() -> None:
+    class ReadOnly:
+        def get_all_by_project(self, project_id: int | None) -> list[Rule]:
+            return []
+
+        def get(self, rule_id: str) -> Rule:
+            raise RuleNotFoundError(rule_id)
+
+    with pytest.raises(ToolConfigurationError, match="rule store"):
+        AgentRuleAdminTool(ReadOnly())  # type: ignore[arg-type]
+
+
+def test_bad_configuration_raises_at_construction() -> None:
+    with pytest.raises(ToolConfigurationError):
+        AgentRuleAdminTool(InMemoryRuleStore(), {"max_rule_content_bytes": -1})
