@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import functools
 import re
+import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -200,6 +202,12 @@ def _binary_result(
     }
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle takes ~130 ms; one verifying context serves every call and thread.
+    return httpx.create_ssl_context()
+
+
 def _skip_body(response: httpx.Response, content_type: str) -> bool:
     encoding = response.headers.get("content-encoding", "identity").lower()
     return encoding != "identity" or (bool(content_type) and not _is_text(content_type))
@@ -254,7 +262,6 @@ class HttpGetTool(BaseTool):
     max_bytes: int = 8192
     timeout: float = 30.0
     _resolver: Resolver = PrivateAttr()
-    _ssl_context: Any = PrivateAttr()
 
     def __init__(
         self,
@@ -293,8 +300,6 @@ class HttpGetTool(BaseTool):
             **kwargs,
         )
         self._resolver = resolver
-        # Building an SSL context loads the CA bundle (milliseconds); do it once.
-        self._ssl_context = httpx.create_ssl_context()
 
     def _check(self, url: str) -> CheckedURL:
         return check_url(url, self.allowed_hosts, self._resolver)
@@ -337,7 +342,7 @@ class HttpGetTool(BaseTool):
 
     def _client_options(self) -> dict[str, Any]:
         # trust_env=False: no proxy from the environment, which would bypass the pinned address.
-        return {"verify": self._ssl_context, "trust_env": False, "follow_redirects": False}
+        return {"verify": _ssl_context(), "trust_env": False, "follow_redirects": False}
 
     def _run(
         self,

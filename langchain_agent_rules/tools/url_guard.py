@@ -93,13 +93,10 @@ def parse_ip_literal(host: str) -> IPAddress | None:
     return ipaddress.IPv4Address(value)
 
 
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+def _translated_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address that packets to an IPv4-mapped or NAT64 address really reach."""
     if address.ipv4_mapped is not None:
         return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]
     if address in _NAT64:
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     return None
@@ -111,11 +108,14 @@ def is_public_address(address: IPAddress) -> bool:
     Refused: loopback, private, shared (CGNAT), link-local (including the cloud
     metadata address ``169.254.169.254``), multicast, reserved and unspecified
     addresses, in IPv4 and IPv6, and IPv6 addresses embedding such an IPv4 address
-    (IPv4-mapped, 6to4, Teredo, NAT64).
+    (IPv4-mapped, NAT64, 6to4); Teredo addresses are refused as a whole. An IPv4-mapped
+    or NAT64 address is judged by the IPv4 address it stands for.
     """
     if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None and not is_public_address(embedded):
+        translated = _translated_ipv4(address)
+        if translated is not None:
+            return is_public_address(translated)
+        if address.sixtofour is not None and not is_public_address(address.sixtofour):
             return False
     return address.is_global and not (
         address.is_multicast

@@ -104,11 +104,17 @@ class LocalServer:
         return f"http://{self.host}:{self.port}{path}"
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # clients hanging up on endless bodies is expected
+
+
 @pytest.fixture(scope="session")
 def local_server() -> Iterator[LocalServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    server = _QuietServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield LocalServer(server, "127.0.0.1")
     server.shutdown()
