@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import Sequence
 from typing import Any
@@ -138,7 +139,7 @@ def test_a_redirect_to_a_host_outside_the_allow_list_is_refused(
 def test_a_redirect_to_a_private_address_is_refused_before_connecting(
     local_server: LocalServer,
 ) -> None:
-    with pytest.raises(InvalidToolCallError, match="resolves to 10.0.0.9"):
+    with pytest.raises(InvalidToolCallError, match=re.escape("resolves to 10.0.0.9")):
         make_tool().invoke({"url": local_server.url("/redirect?to=http://evil.test/")})
 
 
@@ -227,7 +228,7 @@ def test_a_slow_body_is_stopped_at_the_timeout(local_server: LocalServer) -> Non
 
 
 def test_a_stalled_body_is_stopped_at_the_timeout(local_server: LocalServer) -> None:
-    with pytest.raises(ToolExecutionError, match="longer than the 0.4 s limit"):
+    with pytest.raises(ToolExecutionError, match=re.escape("longer than the 0.4 s limit")):
         make_tool(timeout=0.4).invoke({"url": local_server.url("/stall")})
 
 
@@ -243,7 +244,7 @@ def test_a_refused_connection_is_an_execution_error() -> None:
 
 def test_private_hosts_are_refused_without_an_allow_list(local_server: LocalServer) -> None:
     tool = HttpGetTool(handle_tool_error=False)
-    with pytest.raises(InvalidToolCallError, match="resolves to 127.0.0.1"):
+    with pytest.raises(InvalidToolCallError, match=re.escape("resolves to 127.0.0.1")):
         tool.invoke({"url": local_server.url("/json")})
 
 
@@ -304,7 +305,7 @@ async def test_ainvoke_summarises_binary(local_server: LocalServer) -> None:
 
 
 async def test_ainvoke_stops_a_slow_body(local_server: LocalServer) -> None:
-    with pytest.raises(ToolExecutionError, match="longer than the 0.4 s limit"):
+    with pytest.raises(ToolExecutionError, match=re.escape("longer than the 0.4 s limit")):
         await make_tool(timeout=0.4).ainvoke({"url": local_server.url("/slow")})
 
 

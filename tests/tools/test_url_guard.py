@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -230,7 +231,7 @@ def test_a_host_named_exactly_in_the_allow_list_may_be_private() -> None:
 
 
 def test_a_host_admitted_by_a_wildcard_must_still_be_public() -> None:
-    with pytest.raises(InvalidToolCallError, match="resolves to 10.1.2.3"):
+    with pytest.raises(InvalidToolCallError, match=re.escape("resolves to 10.1.2.3")):
         check_url("http://api.partner.example/", ["*.partner.example"], fake_resolver)
 
 
