@@ -1,0 +1,167 @@
+"""``agent-rules rules``: the real console script in a subprocess, and main() in process.
+
+Starting the interpreter costs seconds, so the subprocess tests are few; the others
+call the same ``main`` the script runs, on real files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from langchain_agent_rules.cli import main
+from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rules.json"
+ADD = [
+    "rules", "add", "--id", "answer_in_french", "--type", "REQUIREMENT",
+    "--target", "output", "--content", "Always answer in French.", "--priority", "5",
+]  # fmt: skip
+
+
+def console_script() -> str:
+    script = shutil.which("agent-rules", path=sysconfig.get_path("scripts"))
+    assert script is not None, "the agent-rules console script is not installed"
+    return script
+
+
+def run_script(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [console_script(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_console_script_adds_to_the_default_store(tmp_path: Path) -> None:
+    added = run_script(*ADD, "--json", cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["id"] == "answer_in_french"
+    stored = JsonFileRuleStore(tmp_path / "rules.json").get("answer_in_french")
+    assert (stored.priority, stored.project_id) == (5, None)
+
+
+def test_the_console_script_reports_bad_input_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "rules.json").write_text("[broken", encoding="utf-8")
+    result = run_script("rules", "list", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "agent-rules: error: rules.json: corrupt JSON at line 1 column 2: Expecting value"
+    ]
+
+
+def test_list_shows_the_effective_rules_highest_priority_first(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_main(capsys, "rules", "list", "--store", str(EXAMPLE), "--project", "1")
+    assert code == 0
+    ids = ["no_secrets_in_output", "sql_select_only", "answer_in_english", "amounts_in_eur"]
+    positions = [out.index(rule_id) for rule_id in ids]
+    assert positions == sorted(positions)
+    assert "python_type_hints" not in out  # project 2's rule
+
+
+def test_list_json_of_the_global_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main(capsys, "rules", "list", "--store", str(EXAMPLE), "--json")
+    assert code == 0
+    records = json.loads(out)
+    assert {r["projectId"] for r in records} == {None}
+    assert [r["priority"] for r in records] == sorted(
+        (r["priority"] for r in records), reverse=True
+    )
+
+
+def test_show_update_and_delete_one_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = str(tmp_path / "rules.json")
+    assert run_main(capsys, *ADD, "--store", store, "--project", "4")[0] == 0
+
+    code, out, _ = run_main(capsys, "rules", "show", "answer_in_french", "--store", store, "--json")
+    assert code == 0 and json.loads(out)["projectId"] == 4
+
+    code, out, _ = run_main(
+        capsys, "rules", "update", "answer_in_french", "--store", store,
+        "--priority", "9", "--global", "--json",
+    )  # fmt: skip
+    record = json.loads(out)
+    assert code == 0 and record["priority"] == 9 and record["projectId"] is None
+    assert record["content"] == "Always answer in French."
+
+    code, out, _ = run_main(capsys, "rules", "delete", "answer_in_french", "--store", store)
+    assert code == 0 and "answer_in_french" in out
+    assert JsonFileRuleStore(store).get_all_by_project(None) == []
+
+
+def test_an_empty_store_lists_no_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main(capsys, "rules", "list", "--store", str(tmp_path / "none.json"))
+    assert code == 0 and out.strip() == "No rules."
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["rules", "show", "ghost_rule"], "no rule with id 'ghost_rule'"),
+        (["rules", "delete", "ghost_rule"], "no rule with id 'ghost_rule'"),
+        (["rules", "update", "answer_in_french"], "nothing to update"),
+        (
+            [
+                "rules",
+                "add",
+                "--id",
+                "Bad-Id",
+                "--type",
+                "wish",
+                "--target",
+                "agent",
+                "--content",
+                "long enough content",
+            ],
+            "invalid id 'Bad-Id'",
+        ),
+    ],
+)
+def test_bad_input_gets_one_error_line_and_exit_code_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    store = str(tmp_path / "rules.json")
+    assert run_main(capsys, *ADD, "--store", store)[0] == 0
+    before = Path(store).read_bytes()
+    code, out, err = run_main(capsys, *args, "--store", store)
+    assert code == 1 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith("agent-rules: error: ") and message in line
+    assert Path(store).read_bytes() == before
+
+
+@pytest.mark.parametrize("project", ["0", "-2", "one"])
+def test_a_bad_project_id_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], project: str
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["rules", "list", "--project", project])
+    assert caught.value.code == 2
+    assert f"invalid project id '{project}': a positive integer" in capsys.readouterr().err
+
+
+def test_add_refuses_a_duplicate_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(tmp_path / "rules.json")
+    run_main(capsys, *ADD, "--store", store)
+    code, _, err = run_main(capsys, *ADD, "--store", store)
+    assert code == 1 and "already exists" in err
