@@ -14,6 +14,7 @@ __all__ = ["main"]
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand registered."""
     from langchain_agent_rules.cli import rules as rules_command
+    from langchain_agent_rules.cli import run as run_command
 
     parser = argparse.ArgumentParser(
         prog="agent-rules",
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rules_command.register(commands)
+    run_command.register(commands)
     return parser
 
 

@@ -1,0 +1,284 @@
+"""The ``run``, ``trace`` and ``demo`` commands: the agent on the command line.
+
+``run`` answers one question with the tools its flags enable (``--db`` for ``sql_query``,
+``--root`` for ``file_read``, ``--allow-host`` for ``http_get``), showing each step live,
+and stores the run in a SQLite checkpoint file so ``trace THREAD`` can print it later
+and ``--thread`` can continue it. ``demo`` runs the three example questions on the
+shipped demo data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.sqlite import SqliteSaver
+from rich.console import Console
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.cli._display import print_answer, print_step, trace_table
+from langchain_agent_rules.demo import (
+    DEMO_QUESTIONS,
+    demo_database_url,
+    demo_project_root,
+    demo_rules_path,
+)
+from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.models.resolve import resolve_chat_model
+from langchain_agent_rules.models.weights import cache_dir
+from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+from langchain_agent_rules.rules.open import open_rule_store
+from langchain_agent_rules.rules.store import RuleReader
+from langchain_agent_rules.tools.file_read import FileReadTool
+from langchain_agent_rules.tools.http_get import HttpGetTool
+from langchain_agent_rules.tools.sql_query import SqlQueryTool
+
+__all__ = ["default_checkpoints_path", "register"]
+
+
+def default_checkpoints_path() -> Path:
+    """Where runs are stored when ``--checkpoints`` is not given: the cache folder."""
+    return cache_dir() / "runs.sqlite"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run``, ``trace`` and ``demo`` commands to the ``agent-rules`` parser."""
+    run = subparsers.add_parser(
+        "run",
+        help="answer a question with the agent, showing each step",
+        description="Answer a question with the agent, showing each step as it happens.",
+    )
+    run.add_argument("question", help="the question or task")
+    _add_model_option(run)
+    run.add_argument("--db", metavar="URL", help="SQLAlchemy URL of a database (sql_query)")
+    run.add_argument("--root", metavar="DIR", help="project folder the agent may read (file_read)")
+    run.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a host the agent may fetch from (http_get); repeatable, *.example.com allowed",
+    )
+    run.add_argument("--rules", metavar="PATH", help="a JSON rules file or a rule store URL")
+    run.add_argument("--project", type=int, metavar="N", help="the project whose rules apply")
+    run.add_argument("--max-iterations", type=int, default=6, metavar="N")
+    run.add_argument("--tool-timeout", type=float, default=30.0, metavar="SECONDS")
+    run.add_argument("--thread", metavar="ID", help="continue or name this conversation")
+    _add_checkpoints_option(run)
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.set_defaults(handler=_run_command)
+
+    trace = subparsers.add_parser(
+        "trace",
+        help="print the stored trace of a run",
+        description="Print the tool calls of the last run of a thread.",
+    )
+    trace.add_argument("thread", help="the thread id that run printed")
+    _add_checkpoints_option(trace)
+    trace.add_argument("--json", action="store_true", help="print the trace as JSON")
+    trace.set_defaults(handler=_trace_command)
+
+    demo = subparsers.add_parser(
+        "demo",
+        help="the agent on shipped example data (a shop database, files, rules)",
+        description="Answer three example questions on a shipped shop database, project "
+        "files and rules file, showing each step.",
+    )
+    _add_model_option(demo)
+    _add_checkpoints_option(demo)
+    demo.set_defaults(handler=_demo_command)
+
+
+def _add_model_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        default="local",
+        help='the chat model: "local" (default, the embedded model), "local:/path/model.gguf" '
+        'or "ollama:<name>"',
+    )
+
+
+def _add_checkpoints_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--checkpoints",
+        type=Path,
+        metavar="PATH",
+        help="SQLite file where runs are stored (default: runs.sqlite in the cache folder)",
+    )
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    tools = _tools(args.db, args.root, args.allow_host)
+    rules = _rules(args.rules)
+    console = Console(highlight=False)
+    with _checkpointer(args.checkpoints) as saver:
+        model = _load_model(args.model, console, quiet=args.json)
+        agent = create_rules_agent(
+            model,
+            tools,
+            rules=rules,
+            project_id=args.project,
+            max_iterations=args.max_iterations,
+            tool_timeout=args.tool_timeout,
+            checkpointer=saver,
+        )
+        thread_id = args.thread or uuid.uuid4().hex[:12]
+        result = _ask(agent, args.question, thread_id, console, live=not args.json)
+    if args.json:
+        print(json.dumps({"thread_id": thread_id, **result}, ensure_ascii=False))
+    else:
+        print_answer(console, result["answer"], result["stop_reason"], thread_id)
+    return 0
+
+
+def _trace_command(args: argparse.Namespace) -> int:
+    path = args.checkpoints or default_checkpoints_path()
+    if not path.is_file():
+        raise AgentConfigurationError(
+            f"no checkpoint file at {path}; runs are stored there by agent-rules run"
+        )
+    with _checkpointer(path) as saver:
+        stored = saver.get_tuple({"configurable": {"thread_id": args.thread}})
+    if stored is None:
+        raise AgentConfigurationError(f"no run stored for thread {args.thread!r} in {path}")
+    trace = list(stored.checkpoint["channel_values"].get("trace") or [])
+    if args.json:
+        print(json.dumps(trace, ensure_ascii=False))
+    elif not trace:
+        print(f"thread {args.thread}: the last run called no tools")
+    else:
+        Console(highlight=False).print(trace_table(args.thread, trace))
+    return 0
+
+
+def _demo_command(args: argparse.Namespace) -> int:
+    console = Console(highlight=False)
+    tools: list[BaseTool] = [
+        SqlQueryTool(demo_database_url(), include_schema=True),
+        FileReadTool(demo_project_root()),
+    ]
+    rules = JsonFileRuleStore(demo_rules_path())
+    console.print(
+        f"[bold]Demo[/bold]: a shop database (sql_query), the project folder "
+        f"{demo_project_root()} (file_read) and the rules in {demo_rules_path()}"
+    )
+    with _checkpointer(args.checkpoints) as saver:
+        model = _load_model(args.model, console, quiet=False)
+        for demo in DEMO_QUESTIONS:
+            agent = create_rules_agent(
+                model, tools, rules=rules, project_id=demo.project_id, checkpointer=saver
+            )
+            console.rule(f"{demo.question} [dim](project {demo.project_id})[/dim]")
+            thread_id = uuid.uuid4().hex[:12]
+            result = _ask(agent, demo.question, thread_id, console, live=True)
+            print_answer(console, result["answer"], result["stop_reason"], thread_id)
+    return 0
+
+
+def _tools(db: str | None, root: str | None, allowed_hosts: list[str]) -> list[BaseTool]:
+    tools: list[BaseTool] = []
+    if db is not None:
+        _check_sqlite_file_exists(db)
+        tools.append(SqlQueryTool(db, include_schema=True))
+    if root is not None:
+        tools.append(FileReadTool(root))
+    if allowed_hosts:
+        tools.append(HttpGetTool(allowed_hosts=allowed_hosts))
+    return tools
+
+
+def _check_sqlite_file_exists(db: str) -> None:
+    """SQLite would create a missing file and the agent would see an empty database."""
+    try:
+        url = make_url(db)
+    except ArgumentError:
+        return  # SqlQueryTool reports the malformed URL
+    database = url.database or ":memory:"
+    if (
+        url.get_backend_name() == "sqlite"
+        and database != ":memory:"
+        and not Path(database).is_file()
+    ):
+        raise AgentConfigurationError(f"--db: no SQLite database file at {url.database}")
+
+
+def _rules(spec: str | None) -> RuleReader | None:
+    if spec is None:
+        return None
+    if "://" not in spec and not Path(spec).is_file():
+        raise AgentConfigurationError(f"--rules: no rules file at {spec}")
+    return open_rule_store(spec)
+
+
+@contextmanager
+def _checkpointer(path: Path | None) -> Iterator[SqliteSaver]:
+    target = path or default_checkpoints_path()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(target, check_same_thread=False)
+        saver = SqliteSaver(connection)
+        saver.setup()
+    except (OSError, sqlite3.Error) as error:
+        raise AgentConfigurationError(
+            f"--checkpoints: cannot use {target} as a SQLite checkpoint file: {error}"
+        ) from None
+    try:
+        yield saver
+    finally:
+        connection.close()
+
+
+def _load_model(spec: str, console: Console, *, quiet: bool) -> BaseChatModel:
+    status = nullcontext() if quiet else console.status(f"loading model {spec}…")
+    with status:
+        return resolve_chat_model(spec)
+
+
+def _ask(
+    agent: Any, question: str, thread_id: str, console: Console, *, live: bool
+) -> dict[str, Any]:
+    """Run one question; print each tool call as it finishes when ``live``."""
+    config = {"configurable": {"thread_id": thread_id}}
+    shown = 0
+    status = console.status("thinking…") if live else None
+    with status or nullcontext():
+        for update in agent.stream(
+            {"messages": [HumanMessage(question)]}, config, stream_mode="updates"
+        ):
+            for values in update.values():
+                if not isinstance(values, dict):
+                    continue
+                trace = values.get("trace") or []
+                for step in trace[shown:]:
+                    if live:
+                        print_step(console, step)
+                shown = max(shown, len(trace))
+                calls = _tool_calls(values)
+                if status is not None:
+                    status.update(f"running {', '.join(calls)}…" if calls else "thinking…")
+    state = agent.get_state(config).values
+    return {
+        "answer": state.get("answer") or "",
+        "stop_reason": state.get("stop_reason") or "",
+        "iterations": state.get("iterations", 0),
+        "trace": list(state.get("trace") or []),
+    }
+
+
+def _tool_calls(values: dict[str, Any]) -> list[str]:
+    messages = values.get("messages") or []
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    if isinstance(last, AIMessage):
+        return [call["name"] for call in last.tool_calls]
+    return []
