@@ -359,3 +359,14 @@ def test_a_new_run_on_the_same_thread_resets_the_trace() -> None:
     second = run(agent, "y", "sync", config)
     assert (second["answer"], second["trace"], second["iterations"]) == ("again", [], 0)
     assert len(second["messages"]) == 6
+
+
+def test_parse_error_observation_word_for_word() -> None:
+    model = ScriptedChatModel(["```tool\nadd 1 2\n```", "FINAL: 3"])
+    run(create_rules_agent(model, [add], protocol="text"), "x", "sync")
+    assert last_observation_seen(model, "text") == (
+        "ERROR: your tool call could not be read: the block is not valid JSON (Expecting value "
+        "at line 1 column 1). To call a tool, reply with exactly one block:\n```tool\n"
+        '{"tool": "<tool name>", "args": {...}}\n```\nOtherwise reply with FINAL: followed by '
+        "your answer."
+    )
