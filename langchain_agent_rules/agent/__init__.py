@@ -1,1 +1,56 @@
-"""The LangGraph ReAct agent: state, nodes, prompts, the text tool protocol and the builder."""
+"""The LangGraph ReAct agent: state, nodes, prompts, the text tool protocol and the builder.
+
+`create_rules_agent` builds the graph; `RulesAgent` wraps it in ``run``/``arun``/
+``stream``/``trace``. The building blocks are reusable on their own (for example by
+LangChain ``create_agent`` middleware): `run_tool_calls` / `arun_tool_calls` (timeouts,
+size caps, one observation per call), `parse_tool_reply` and `render_tools_prompt` (the
+text protocol) and `render_rules_prompt` / `read_rules_prompt` (rules in the prompt).
+"""
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
+from langchain_agent_rules.agent.rules_prompt import (
+    aread_rules_prompt,
+    read_rules_prompt,
+    render_rules_prompt,
+)
+from langchain_agent_rules.agent.state import AgentInput, AgentState, StopReason, TraceStep
+from langchain_agent_rules.agent.text_protocol import (
+    ParsedReply,
+    ParsedToolCall,
+    parse_tool_reply,
+    render_tools_prompt,
+    to_text_messages,
+)
+from langchain_agent_rules.agent.tool_runner import (
+    ToolOutcome,
+    arun_tool_call,
+    arun_tool_calls,
+    run_tool_call,
+    run_tool_calls,
+    truncate_observation,
+)
+
+__all__ = [
+    "AgentInput",
+    "AgentState",
+    "ApprovalHandler",
+    "ParsedReply",
+    "ParsedToolCall",
+    "RulesAgent",
+    "StopReason",
+    "ToolOutcome",
+    "TraceStep",
+    "aread_rules_prompt",
+    "arun_tool_call",
+    "arun_tool_calls",
+    "create_rules_agent",
+    "parse_tool_reply",
+    "read_rules_prompt",
+    "render_rules_prompt",
+    "render_tools_prompt",
+    "run_tool_call",
+    "run_tool_calls",
+    "to_text_messages",
+    "truncate_observation",
+]

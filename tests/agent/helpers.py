@@ -27,8 +27,8 @@ def calls_step(protocol: str, *calls: tuple[str, dict[str, Any]]) -> AIMessage |
     return "I will use a tool.\n" + "\n".join(blocks)
 
 
-def call_step(protocol: str, name: str, **args: Any) -> AIMessage | str:
-    return calls_step(protocol, (name, args))
+def call_step(protocol: str, tool_name: str, /, **args: Any) -> AIMessage | str:
+    return calls_step(protocol, (tool_name, args))
 
 
 def run(graph: Any, task: str, mode: str, config: dict[str, Any] | None = None) -> Any:
