@@ -37,7 +37,7 @@ from langchain_agent_rules.rules.model import Rule, utc_now
 __all__ = ["DEFAULT_RULE_NAMESPACE", "LangGraphRuleStore"]
 
 DEFAULT_RULE_NAMESPACE: tuple[str, ...] = ("agent_rules",)
-_PAGE_SIZE = 1000
+_PAGE_SIZE = 10_000
 _NO_TIME = datetime.min.replace(tzinfo=UTC)
 
 _T = TypeVar("_T")
@@ -69,6 +69,8 @@ class LangGraphRuleStore:
         _check_namespace(namespace)
         self._store = store
         self._namespace = tuple(namespace)
+        # key -> (the record it was parsed from, the rule); a read parses changed items only.
+        self._parsed: dict[str, tuple[dict[str, Any], Rule]] = {}
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -185,7 +187,17 @@ class LangGraphRuleStore:
             ) from None
 
     def _effective(self, items: list[Item], project_id: int | None) -> list[Rule]:
-        rules = [self._rule(item) for item in items if item.namespace == self._namespace]
+        previous, parsed = self._parsed, {}
+        for item in items:
+            if item.namespace != self._namespace:
+                continue
+            known = previous.get(item.key)
+            if known is not None and known[0] == item.value:
+                parsed[item.key] = known
+            else:
+                parsed[item.key] = (item.value, self._rule(item))
+        self._parsed = parsed
+        rules = [rule for _, rule in parsed.values()]
         rules.sort(key=_order)
         return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
 

@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from langchain_agent_rules.errors import DuplicateRuleError, RuleNotFoundError, RuleStoreError
-from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
+from langchain_agent_rules.rules._records import rule_to_record
+from langchain_agent_rules.rules.langgraph_store import DEFAULT_RULE_NAMESPACE, LangGraphRuleStore
 
 
 def fill(store: LangGraphRuleStore, make_rule: Any, count: int) -> None:
@@ -117,3 +119,28 @@ async def test_async_twins_fall_back_to_a_thread_for_the_sync_sqlite_store(
     await store.acreate(make_rule("threaded"))
     assert [r.id for r in await store.aget_all_by_project(None)] == ["threaded"]
     assert (await store.adelete("threaded")).id == "threaded"
+
+
+def test_more_rules_than_one_search_page_all_come_back(make_rule: Any) -> None:
+    backend = InMemoryStore()
+    template = rule_to_record(make_rule("template"))
+    count = 10_001  # one more than a page of LangGraphRuleStore's paged search
+    backend.batch(
+        [
+            PutOp(DEFAULT_RULE_NAMESPACE, f"rule_{i:05d}", {**template, "id": f"rule_{i:05d}"})
+            for i in range(count)
+        ]
+    )
+    rules = LangGraphRuleStore(backend).get_all_by_project(None)
+    assert [rule.id for rule in rules] == [f"rule_{i:05d}" for i in range(count)]
+
+
+def test_a_changed_item_is_parsed_again(make_rule: Any) -> None:
+    backend = InMemoryStore()
+    store = LangGraphRuleStore(backend)
+    store.create(make_rule("changing"))
+    first = store.get_all_by_project(None)[0]
+    assert store.get_all_by_project(None)[0] is first  # unchanged: parsed once
+    other = LangGraphRuleStore(backend)
+    other.update(first.with_changes(priority=6))
+    assert store.get_all_by_project(None)[0].priority == 6
