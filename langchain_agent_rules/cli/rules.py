@@ -1,7 +1,7 @@
 """``agent-rules rules``: list, show, add, update and delete rules in a rule store.
 
-Every subcommand takes ``--store SPEC`` (a JSON rules file; default ``rules.json``;
-opened by `open_rule_store`, where other backends plug in) and ``--json`` (print JSON
+Every subcommand takes ``--store SPEC`` (a JSON rules file or a database URL; default
+``rules.json``; opened by `open_rule_store`) and ``--json`` (print JSON
 records instead of a table).
 """
 
@@ -34,8 +34,9 @@ def register(subparsers: Any) -> None:
     common.add_argument(
         "--store",
         default=DEFAULT_STORE,
-        metavar="PATH",
-        help=f"the rule store: a JSON rules file (default: {DEFAULT_STORE})",
+        metavar="SPEC",
+        help="the rule store: a JSON rules file or a database URL "
+        f"(postgresql://..., sqlite:///...; default: {DEFAULT_STORE})",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
