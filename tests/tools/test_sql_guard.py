@@ -40,9 +40,9 @@ def _checksum(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def database(tmp_path: Path) -> Path:
-    path = tmp_path / "shop.db"
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sql") / "shop.db"
     with sqlite3.connect(path) as connection:
         connection.executescript(
             """
@@ -52,6 +52,11 @@ def database(tmp_path: Path) -> Path:
         )
     connection.close()
     return path
+
+
+@pytest.fixture(scope="module")
+def tool(database: Path) -> SqlQueryTool:
+    return SqlQueryTool(f"sqlite:///{database}", handle_tool_error=False)
 
 
 def test_the_attack_corpus_has_at_least_forty_inputs() -> None:
@@ -68,9 +73,8 @@ def test_guard_refuses_every_attack(sql: str, dialect: str) -> None:
 
 @pytest.mark.parametrize("sql", SQL_ATTACKS)
 def test_tool_refuses_every_attack_and_the_database_file_is_unchanged(
-    sql: str, database: Path
+    sql: str, tool: SqlQueryTool, database: Path
 ) -> None:
-    tool = SqlQueryTool(f"sqlite:///{database}", handle_tool_error=False)
     before = _checksum(database)
     with pytest.raises(InvalidToolCallError):
         tool.invoke({"sql": sql})

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import shutil
 import sqlite3
 import uuid
 from decimal import Decimal
@@ -34,9 +35,9 @@ ENDLESS_QUERY = (
 )
 
 
-@pytest.fixture
-def database(tmp_path: Path) -> Path:
-    path = tmp_path / "shop.db"
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sql") / "shop.db"
     connection = sqlite3.connect(path)
     with connection:
         connection.executescript(
@@ -154,8 +155,10 @@ def test_a_database_error_is_reported_to_the_model(tool: SqlQueryTool) -> None:
     assert str(caught.value) == QUERY_FAILED.format(detail="no such column: nope")
 
 
-def test_the_connection_is_writable_again_after_a_query(database: Path) -> None:
-    engine = create_engine(f"sqlite:///{database}")
+def test_the_connection_is_writable_again_after_a_query(database: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(database, copy)
+    engine = create_engine(f"sqlite:///{copy}")
     tool = SqlQueryTool(engine)
     tool.invoke({"sql": "SELECT 1"})
     with engine.connect() as connection:
