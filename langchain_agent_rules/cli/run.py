@@ -119,6 +119,15 @@ def _add_checkpoints_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    # Checked before the model loads, so a typo costs no load time.
+    if args.max_iterations < 1:
+        raise AgentConfigurationError(
+            f"--max-iterations must be at least 1, got {args.max_iterations}"
+        )
+    if not args.tool_timeout > 0:
+        raise AgentConfigurationError(
+            f"--tool-timeout must be a number of seconds > 0, got {args.tool_timeout:g}"
+        )
     tools = _tools(args.db, args.root, args.allow_host)
     rules = _rules(args.rules)
     console = Console(highlight=False)

@@ -1,0 +1,180 @@
+"""The ``run``, ``trace`` and ``demo`` commands through the real console script.
+
+A scripted model cannot be passed through a command line, so these tests pin the
+failure paths (one line on stderr, a non-zero exit, never a traceback) and the ``trace``
+plumbing: a run stored in a real SQLite checkpoint file by the agent, read back by a new
+``agent-rules trace`` process. Runs with the embedded model live in tests/real_model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.testing import ScriptedChatModel
+from langchain_agent_rules.tools.sql_query import SqlQueryTool
+
+AGENT_RULES = str(Path(sys.executable).with_name("agent-rules"))
+
+
+def _agent_rules(
+    *args: str, cache: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "AGENT_RULES_CACHE_DIR": str(cache), **(env or {})}
+    return subprocess.run(
+        [AGENT_RULES, *args], capture_output=True, text=True, env=environment, timeout=120
+    )
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("agent-rules: error: ")
+    return lines[0].removeprefix("agent-rules: error: ")
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> str:
+    path = tmp_path / "shop.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, active INTEGER)")
+        connection.executemany("INSERT INTO users (active) VALUES (?)", [(1,), (1,), (0,)])
+    return f"sqlite:///{path}"
+
+
+def test_an_unknown_model_is_one_line_listing_the_accepted_forms(tmp_path: Path) -> None:
+    message = _one_error_line(_agent_rules("run", "Hi", "--model", "gpt-4", cache=tmp_path))
+    assert message.startswith("unknown model 'gpt-4'; use \"local\"")
+    assert "ollama:<name>" in message
+
+
+def test_a_missing_gguf_file_is_one_line(tmp_path: Path) -> None:
+    result = _agent_rules("run", "Hi", "--model", f"local:{tmp_path}/none.gguf", cache=tmp_path)
+    assert "local" in _one_error_line(result)
+
+
+def test_an_unreachable_ollama_server_says_to_start_it(tmp_path: Path) -> None:
+    host = f"http://127.0.0.1:{_closed_port()}"
+    result = _agent_rules(
+        "run", "Hi", "--model", "ollama:qwen2.5:7b", cache=tmp_path, env={"OLLAMA_HOST": host}
+    )
+    message = _one_error_line(result)
+    assert f"cannot reach an Ollama server at {host}" in message
+    assert "`ollama serve`" in message
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (
+            ["--db", "sqlite:////no/such/shop.db"],
+            "--db: no SQLite database file at /no/such/shop.db",
+        ),
+        (["--db", "nosuchdb://x"], "Can't load plugin: sqlalchemy.dialects:nosuchdb"),
+        (["--root", "/no/such/folder"], "root_dir '/no/such/folder' is not an existing folder."),
+        (["--rules", "/no/such/rules.json"], "--rules: no rules file at /no/such/rules.json"),
+        (["--max-iterations", "0"], "--max-iterations must be at least 1, got 0"),
+        (["--tool-timeout", "-1"], "--tool-timeout must be a number of seconds > 0, got -1"),
+    ],
+)
+def test_bad_flags_are_one_line_before_any_model_loads(
+    tmp_path: Path, flags: list[str], expected: str
+) -> None:
+    # --model gpt-4 would fail too, so the flag's error must come first.
+    result = _agent_rules("run", "Hi", "--model", "gpt-4", *flags, cache=tmp_path)
+    assert expected in _one_error_line(result)
+
+
+def test_an_unusable_checkpoint_file_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    result = _agent_rules("run", "Hi", "--checkpoints", str(folder), cache=tmp_path)
+    assert f"--checkpoints: cannot use {folder}" in _one_error_line(result)
+
+
+def test_trace_without_a_checkpoint_file_is_one_line(tmp_path: Path) -> None:
+    result = _agent_rules("trace", "abc", cache=tmp_path)
+    expected = f"no checkpoint file at {tmp_path / 'runs.sqlite'}"
+    assert _one_error_line(result).startswith(expected)
+
+
+def _store_a_run(checkpoints: Path, shop: str, thread_id: str) -> None:
+    model = ScriptedChatModel(
+        steps=[
+            '```tool\n{"tool": "sql_query", "args": {"sql": "SELECT COUNT(*) AS n FROM users '
+            'WHERE active = 1"}}\n```',
+            "FINAL: There are 2 active users.",
+        ]
+    )
+    with sqlite3.connect(checkpoints, check_same_thread=False) as connection:
+        agent = create_rules_agent(
+            model, [SqlQueryTool(shop)], protocol="text", checkpointer=SqliteSaver(connection)
+        )
+        config = {"configurable": {"thread_id": thread_id}}
+        agent.invoke({"messages": [HumanMessage("How many active users?")]}, config)
+
+
+def test_trace_reads_a_stored_run_as_json(tmp_path: Path, shop: str) -> None:
+    checkpoints = tmp_path / "runs.sqlite"
+    _store_a_run(checkpoints, shop, "t-1")
+    result = _agent_rules(
+        "trace", "t-1", "--checkpoints", str(checkpoints), "--json", cache=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    (step,) = json.loads(result.stdout)
+    assert (step["tool"], step["status"]) == ("sql_query", "ok")
+    assert step["args"] == {"sql": "SELECT COUNT(*) AS n FROM users WHERE active = 1"}
+    assert '"n": 2' in step["observation"]
+
+
+def test_trace_prints_a_table_from_the_default_checkpoint_file(tmp_path: Path, shop: str) -> None:
+    _store_a_run(tmp_path / "runs.sqlite", shop, "t-2")
+    result = _agent_rules("trace", "t-2", cache=tmp_path, env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "trace of thread t-2" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if "sql_query" in line)
+    assert "│ ok " in row
+
+
+def test_trace_of_an_unknown_thread_is_one_line(tmp_path: Path, shop: str) -> None:
+    checkpoints = tmp_path / "runs.sqlite"
+    _store_a_run(checkpoints, shop, "t-3")
+    result = _agent_rules("trace", "other", "--checkpoints", str(checkpoints), cache=tmp_path)
+    assert _one_error_line(result) == f"no run stored for thread 'other' in {checkpoints}"
+
+
+def test_demo_and_run_document_their_flags(tmp_path: Path) -> None:
+    run_help = _agent_rules("run", "--help", cache=tmp_path).stdout
+    for flag in (
+        "--model",
+        "--db",
+        "--root",
+        "--allow-host",
+        "--rules",
+        "--project",
+        "--max-iterations",
+        "--tool-timeout",
+        "--thread",
+        "--checkpoints",
+        "--json",
+    ):
+        assert flag in run_help
+    assert "--model" in _agent_rules("demo", "--help", cache=tmp_path).stdout
