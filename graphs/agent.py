@@ -1,0 +1,171 @@
+"""The rules agent for LangGraph Studio and ``langgraph dev`` (registered in langgraph.json).
+
+Every run picks its model, rules and tools through the run's ``context`` (the form Studio
+shows under "Context", or ``context=`` in the LangGraph SDK); a run without context gets
+the embedded model on the shipped demo data: the shop database (``sql_query``), the demo
+project folder (``file_read``) and the demo rules file. ``http_get`` is added only when
+``allowed_hosts`` is set.
+
+The platform supplies the checkpointer and the store, so the graph is compiled without
+either. ``rules="store"`` keeps the rules in the platform's store (`LangGraphRuleStore`,
+namespace ``("agent_rules",)``). Models, engines and rule files are opened in a worker
+thread and reused across runs, so nothing blocks the server's event loop.
+
+``scripted_replies`` is a testing affordance: the run uses a `ScriptedChatModel` that
+replays those replies (pair it with ``protocol="text"`` to script fenced tool calls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import lru_cache
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.pregel import Pregel
+from langgraph.store.base import BaseStore
+from langgraph_sdk.runtime import ServerRuntime
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.demo import demo_database_url, demo_project_root, demo_rules_path
+from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.models.resolve import resolve_chat_model
+from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
+from langchain_agent_rules.rules.open import open_rule_store
+from langchain_agent_rules.rules.store import RuleReader
+from langchain_agent_rules.testing import ScriptedChatModel
+from langchain_agent_rules.tools.file_read import FileReadTool
+from langchain_agent_rules.tools.http_get import HttpGetTool
+from langchain_agent_rules.tools.sql_query import SqlQueryTool
+
+__all__ = ["PLATFORM_STORE", "AgentContext", "make_graph"]
+
+PLATFORM_STORE = "store"
+
+
+class AgentContext(BaseModel):
+    """What one run of the Studio agent uses; every field has a working default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(
+        default="local",
+        description='"local" (the embedded model), "local:/path/model.gguf" or "ollama:<name>".',
+    )
+    protocol: Literal["auto", "native", "text"] = Field(
+        default="auto", description="Tool calling: native, the fenced-JSON text protocol, or auto."
+    )
+    project_id: int | None = Field(
+        default=None, gt=0, description="The project whose rules apply; empty: global rules only."
+    )
+    rules: str | None = Field(
+        default=None,
+        description=f'A JSON rules file, a rule store URL, or "{PLATFORM_STORE}" for the '
+        "platform's store; empty: the demo rules.",
+    )
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL for sql_query; empty: the demo shop database."
+    )
+    file_root: str | None = Field(
+        default=None, description="The folder file_read may read; empty: the demo project."
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts http_get may fetch from (*.example.com allowed); empty: no http_get.",
+    )
+    max_iterations: int = Field(default=6, ge=1, description="Model turns that may use tools.")
+    scripted_replies: list[str] | None = Field(
+        default=None,
+        description="TESTING ONLY: replay these model replies instead of calling a model.",
+    )
+
+
+def parse_context(raw: Any) -> AgentContext:
+    """Validate a run's context; a wrong key or value raises `AgentConfigurationError`."""
+    if raw is None:
+        return AgentContext()
+    if isinstance(raw, AgentContext):
+        return raw
+    if not isinstance(raw, dict):
+        raise AgentConfigurationError(
+            f"the run context must be an object, got {type(raw).__name__}"
+        )
+    try:
+        return AgentContext(**raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'context'}: "
+            + ("unknown key" if e["type"] == "extra_forbidden" else e["msg"])
+            for e in error.errors()
+        )
+        allowed = ", ".join(AgentContext.model_fields)
+        raise AgentConfigurationError(
+            f"invalid run context ({problems}); allowed keys: {allowed}"
+        ) from None
+
+
+@lru_cache(maxsize=4)
+def _chat_model(spec: str) -> BaseChatModel:
+    return resolve_chat_model(spec)
+
+
+@lru_cache(maxsize=8)
+def _sql_tool(database_url: str) -> SqlQueryTool:
+    return SqlQueryTool(database_url, include_schema=True)
+
+
+@lru_cache(maxsize=8)
+def _rule_file(spec: str) -> RuleReader:
+    return open_rule_store(spec)
+
+
+def _model(context: AgentContext) -> BaseChatModel:
+    if context.scripted_replies is not None:
+        return ScriptedChatModel(context.scripted_replies)
+    return _chat_model(context.model)
+
+
+def _tools(context: AgentContext) -> list[BaseTool]:
+    tools: list[BaseTool] = [
+        _sql_tool(context.database_url or demo_database_url()),
+        FileReadTool(context.file_root or demo_project_root()),
+    ]
+    if context.allowed_hosts:
+        tools.append(HttpGetTool(allowed_hosts=context.allowed_hosts))
+    return tools
+
+
+def _rules(context: AgentContext, store: BaseStore) -> RuleReader:
+    if context.rules == PLATFORM_STORE:
+        return LangGraphRuleStore(store)
+    return _rule_file(context.rules or str(demo_rules_path()))
+
+
+def build_agent(context: AgentContext, store: BaseStore) -> Pregel[Any, Any]:
+    """The agent for one run (blocking: loads models and opens files; call it in a thread)."""
+    agent = create_rules_agent(
+        _model(context),
+        _tools(context),
+        rules=_rules(context, store),
+        project_id=context.project_id,
+        protocol=context.protocol,
+        max_iterations=context.max_iterations,
+    )
+    return agent.copy(update={"context_schema": AgentContext})
+
+
+def _outline() -> Pregel[Any, Any]:
+    """The same topology with nothing loaded, for schema and state reads."""
+    agent = create_rules_agent(ScriptedChatModel([]))
+    return agent.copy(update={"context_schema": AgentContext})
+
+
+async def make_graph(runtime: ServerRuntime[Any]) -> Pregel[Any, Any]:
+    """The graph factory `langgraph dev` calls for every run and every schema or state read."""
+    execution = runtime.execution_runtime
+    if execution is None:
+        return _outline()
+    context = parse_context(execution.context)
+    return await asyncio.to_thread(build_agent, context, runtime.store)
