@@ -8,10 +8,11 @@ Each store is filled with N rules (half global, half spread over 10 projects), t
 measured in the same run as `InMemoryRuleStore`, and printed as a Markdown table with
 the ratio to the in-memory store. With ``POSTGRES_URL`` set, the PostgreSQL stores join
 (`SqlRuleStore` and `LangGraphRuleStore(PostgresStore)`, each in a throwaway schema);
-concurrent writers are measured in ``benchmarks/bench_postgres.py``. A read is ``get_all_by_project(1)`` of an unchanged
-store; a create adds one new rule to a store of N rules (for the JSON file this includes
-the lock, the full-file rewrite and two fsyncs). Aims from issue 2: a read of an unchanged
-10,000-rule file within 2x of the in-memory store; a create at 10,000 rules under 50 ms.
+concurrent writers are measured in ``benchmarks/bench_postgres.py``. A read is
+``get_all_by_project(1)`` of an unchanged store; a create adds one new rule to a store
+of N rules (for the JSON file this includes the lock, the full-file rewrite and two
+fsyncs). Aims from issue 2: a read of an unchanged 10,000-rule file within 2x of the
+in-memory store; a create at 10,000 rules under 50 ms.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import uuid
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
