@@ -3,9 +3,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,8 @@ from langchain_agent_rules.tools.sql_query import (
     SQL_QUERY_DESCRIPTION,
     SqlQueryTool,
 )
+
+from .sql_attacks import SQL_ATTACKS
 
 ENDLESS_QUERY = (
     "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n"
@@ -259,3 +263,93 @@ class TestSqlQueryToolStandard(ToolsUnitTests):
     @property
     def tool_invoke_params_example(self) -> dict[str, Any]:
         return {"sql": "SELECT 1"}
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A SQLAlchemy URL whose search_path is a fresh schema with a small orders table."""
+    import psycopg
+
+    url = os.environ["POSTGRES_URL"]
+    schema = f"sql_tool_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+        connection.execute(
+            f"CREATE TABLE {schema}.orders (id INT PRIMARY KEY, total NUMERIC(10, 2), "
+            f"placed DATE, note TEXT)"
+        )
+        connection.execute(
+            f"INSERT INTO {schema}.orders "
+            "SELECT n, n * 1.5, DATE '2024-01-01' + n, 'please delete' "
+            "FROM generate_series(1, 80) n"
+        )
+    separator = "&" if "?" in url else "?"
+    sqlalchemy_url = url.replace("postgresql://", "postgresql+psycopg://", 1).replace(
+        "postgres://", "postgresql+psycopg://", 1
+    )
+    yield f"{sqlalchemy_url}{separator}options=-csearch_path%3D{schema}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _pg_order_count(url: str) -> int:
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        count = connection.exec_driver_sql("SELECT COUNT(*) FROM orders").scalar()
+    engine.dispose()
+    assert isinstance(count, int)
+    return count
+
+
+@pytest.mark.postgres
+def test_postgres_rows_are_json_safe_and_capped(pg_url: str) -> None:
+    tool = SqlQueryTool(pg_url, max_rows=50, include_schema=True, handle_tool_error=False)
+    result = tool.invoke({"sql": "SELECT id, total, placed FROM orders ORDER BY id"})
+    assert result["rows"][0] == {"id": 1, "total": "1.50", "placed": "2024-01-02"}
+    assert (result["row_count"], result["truncated"]) == (50, True)
+    assert tool.description.startswith("Run one read-only SQL query on a PostgreSQL database.")
+    assert tool.description.endswith(" Tables and their columns: orders(id, total, placed, note).")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("sql", SQL_ATTACKS)
+def test_postgres_refuses_every_attack_and_keeps_the_rows(pg_url: str, sql: str) -> None:
+    tool = SqlQueryTool(pg_url, handle_tool_error=False)
+    with pytest.raises(InvalidToolCallError):
+        tool.invoke({"sql": sql})
+    assert _pg_order_count(pg_url) == 80
+
+
+@pytest.mark.postgres
+def test_postgres_read_only_transaction_blocks_writes_the_guard_never_sees(pg_url: str) -> None:
+    engine = create_engine(pg_url)
+    with (
+        engine.connect() as connection,
+        _DIALECTS["postgresql"].read_only(connection, 5.0),
+        pytest.raises(Exception, match="read-only transaction"),
+    ):
+        connection.exec_driver_sql("DELETE FROM orders")
+    engine.dispose()
+    assert _pg_order_count(pg_url) == 80
+
+
+@pytest.mark.postgres
+def test_postgres_slow_query_is_stopped_and_the_timeout_does_not_leak(pg_url: str) -> None:
+    engine = create_engine(pg_url, pool_size=1)
+    tool = SqlQueryTool(engine, timeout=0.2, handle_tool_error=False)
+    with pytest.raises(ToolExecutionError) as caught:
+        tool.invoke({"sql": "SELECT COUNT(*) FROM generate_series(1, 1000000000)"})
+    assert str(caught.value) == QUERY_TIMEOUT.format(timeout=0.2)
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
+        assert connection.exec_driver_sql("SHOW transaction_read_only").scalar() == "off"
+    engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_autocommit_engine_is_never_run_unprotected(pg_url: str) -> None:
+    engine = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    tool = SqlQueryTool(engine, handle_tool_error=False)
+    with pytest.raises(ToolExecutionError, match="cannot be made read-only"):
+        tool.invoke({"sql": "SELECT 1"})
+    engine.dispose()
