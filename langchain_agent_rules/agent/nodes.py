@@ -7,7 +7,6 @@ history in the state is protocol-neutral (``AIMessage.tool_calls`` plus one
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -82,10 +81,6 @@ class _Decision:
     args: dict[str, Any]
     approval: str | None
     reason: str = ""
-
-
-def _call_key(tool: str, args: Mapping[str, Any]) -> str:
-    return tool + "\x00" + json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _strip_final(text: str) -> str:
@@ -272,11 +267,7 @@ class AgentNodes:
         assert isinstance(message, AIMessage)
         calls = list(message.tool_calls)
         decisions = self._decisions(calls)
-        earlier = {
-            _call_key(step["tool"], step["args"]): step["observation"]
-            for step in state.get("trace", [])
-            if step["status"] == "ok"
-        }
+        done = [step for step in state.get("trace", []) if step["status"] == "ok"]
         settled: dict[int, ToolOutcome] = {}
         for index, (call, decision) in enumerate(zip(calls, decisions, strict=True)):
             if decision.approval == "rejected":
@@ -284,9 +275,14 @@ class AgentNodes:
                 observation = REJECTED.format(tool=call["name"], reason=reason)
                 settled[index] = self._settled(call, decision.args, observation, "rejected")
                 continue
-            previous = earlier.get(_call_key(call["name"], decision.args))
+            previous = next(
+                (s for s in done if s["tool"] == call["name"] and s["args"] == decision.args),
+                None,
+            )
             if previous is not None:
-                observation = REPEATED_CALL.format(tool=call["name"], observation=previous)
+                observation = REPEATED_CALL.format(
+                    tool=call["name"], observation=previous["observation"]
+                )
                 settled[index] = self._settled(call, decision.args, observation, "repeated")
         return calls, decisions, settled, message
 

@@ -1,0 +1,351 @@
+"""Agent loop benchmark: per-iteration cost of create_rules_agent against its peers.
+
+Run by hand (not in CI):
+
+    python benchmarks/bench_agent.py [--quick]
+
+The same scripted workload (1, 6 and 25 iterations of a trivial tool, then an answer)
+runs through `create_rules_agent`, `langchain.agents.create_agent`, a minimal hand-written
+`StateGraph` and a plain Python loop, sync and async, with no checkpointer,
+`InMemorySaver` and SQLite (`SqliteSaver` / `AsyncSqliteSaver`), all in one run. The
+model is a stateless scripted model (it counts the tool results since the last user
+message), so every runner gets the same replies. It prints the median time per
+iteration and the ratio to `create_agent` in the same configuration, then the checkpoint
+bytes written to SQLite for three 1 MB tool outputs.
+
+Aim (issue 4): our per-iteration overhead at or below create_agent's, despite the trace,
+limits and timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+
+ITERATIONS = (1, 6, 25)
+
+
+class CountingModel(BaseChatModel):
+    """Calls ``tool_name`` ``n`` times (arguments 0..n-1), then answers ``FINAL: done``."""
+
+    n: int
+    tool_name: str = "noop"
+
+    @property
+    def _llm_type(self) -> str:
+        return "counting"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(tools=[getattr(t, "name", "t") for t in tools], **kwargs)
+
+    def _reply(self, messages: list[BaseMessage]) -> ChatResult:
+        done = 0
+        for message in reversed(messages):
+            if isinstance(message, HumanMessage) and not message.text.startswith("Observation"):
+                break
+            done += isinstance(message, ToolMessage)
+        if done < self.n:
+            call = {"name": self.tool_name, "args": {"x": done}, "id": f"c{done}"}
+            message = AIMessage("", tool_calls=[call])
+        else:
+            message = AIMessage("FINAL: done")
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        return self._reply(messages)
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        return self._reply(messages)
+
+
+@tool
+def noop(x: int) -> int:
+    """Return x."""
+    return x
+
+
+@tool
+def big(x: int) -> str:
+    """Return one megabyte of text."""
+    return str(x) * 1_000_000
+
+
+# --- the four runners --------------------------------------------------------------
+
+
+def ours(model: BaseChatModel, tools: list[BaseTool], checkpointer: Any, n: int) -> Any:
+    return create_rules_agent(
+        model, tools, protocol="native", max_iterations=n + 1, checkpointer=checkpointer
+    )
+
+
+def peer_create_agent(
+    model: BaseChatModel, tools: list[BaseTool], checkpointer: Any, n: int
+) -> Any:
+    return create_agent(model, tools, checkpointer=checkpointer)
+
+
+def minimal_graph(model: BaseChatModel, tools: list[BaseTool], checkpointer: Any, n: int) -> Any:
+    bound = model.bind_tools(tools)
+    by_name = {t.name: t for t in tools}
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    async def aagent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    def run_tools(state: MessagesState) -> dict[str, Any]:
+        last = state["messages"][-1]
+        return {"messages": [by_name[c["name"]].invoke(c) for c in last.tool_calls]}
+
+    def route(state: MessagesState) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END
+
+    from langgraph._internal._runnable import RunnableCallable
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", RunnableCallable(agent, aagent))
+    graph.add_node("tools", run_tools)
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", route, ["tools", END])
+    graph.add_edge("tools", "agent")
+    return graph.compile(checkpointer=checkpointer)
+
+
+class PlainLoop:
+    """The loop with no framework: model.invoke, tool.invoke, repeat."""
+
+    def __init__(self, model: BaseChatModel, tools: list[BaseTool]) -> None:
+        self.bound = model.bind_tools(tools)
+        self.by_name = {t.name: t for t in tools}
+
+    def invoke(self, payload: dict[str, Any], config: Any = None) -> Any:
+        messages = list(payload["messages"])
+        while True:
+            reply = self.bound.invoke(messages)
+            messages.append(reply)
+            if not reply.tool_calls:
+                return messages
+            messages += [self.by_name[c["name"]].invoke(c) for c in reply.tool_calls]
+
+    async def ainvoke(self, payload: dict[str, Any], config: Any = None) -> Any:
+        messages = list(payload["messages"])
+        while True:
+            reply = await self.bound.ainvoke(messages)
+            messages.append(reply)
+            if not reply.tool_calls:
+                return messages
+            messages += [await self.by_name[c["name"]].ainvoke(c) for c in reply.tool_calls]
+
+
+RUNNERS: dict[str, Callable[..., Any]] = {
+    "create_rules_agent": ours,
+    "create_agent": peer_create_agent,
+    "StateGraph (minimal)": minimal_graph,
+}
+
+
+# --- measuring ---------------------------------------------------------------------
+
+
+def per_iteration_ms(app: Any, n: int, reps: int, mode: str, threaded: bool) -> float:
+    def payload() -> dict[str, Any]:
+        return {"messages": [HumanMessage("go")]}
+
+    def config() -> dict[str, Any]:
+        return {"configurable": {"thread_id": uuid.uuid4().hex}} if threaded else {}
+
+    times: list[float] = []
+    if mode == "sync":
+        app.invoke(payload(), config())
+        for _ in range(reps):
+            start = time.perf_counter()
+            app.invoke(payload(), config())
+            times.append(time.perf_counter() - start)
+    else:
+
+        async def go() -> None:
+            await app.ainvoke(payload(), config())
+            for _ in range(reps):
+                start = time.perf_counter()
+                await app.ainvoke(payload(), config())
+                times.append(time.perf_counter() - start)
+
+        asyncio.run(go())
+    return statistics.median(times) / n * 1000
+
+
+def sqlite_bytes(path: Path) -> int:
+    with sqlite3.connect(path) as connection:
+        checkpoints = connection.execute(
+            "SELECT coalesce(sum(length(checkpoint) + length(metadata)), 0) FROM checkpoints"
+        ).fetchone()[0]
+        writes = connection.execute(
+            "SELECT coalesce(sum(length(value)), 0) FROM writes"
+        ).fetchone()[0]
+    return int(checkpoints + writes)
+
+
+def measure_timings(quick: bool, folder: Path) -> list[tuple[str, str, str, int, float]]:
+    rows: list[tuple[str, str, str, int, float]] = []
+    reps_for = {1: 30, 6: 12, 25: 5} if not quick else {1: 5, 6: 3, 25: 2}
+    for n in ITERATIONS:
+        model = CountingModel(n=n)
+        for mode in ("sync", "async"):
+            rows.append(
+                (
+                    "plain Python loop",
+                    mode,
+                    "none",
+                    n,
+                    per_iteration_ms(PlainLoop(model, [noop]), n, reps_for[n], mode, False),
+                )
+            )
+            for saver_name in ("none", "InMemorySaver", "SQLite"):
+                for runner_name, build in RUNNERS.items():
+                    if saver_name == "none":
+                        rows.append(
+                            (
+                                runner_name,
+                                mode,
+                                saver_name,
+                                n,
+                                per_iteration_ms(
+                                    build(model, [noop], None, n), n, reps_for[n], mode, False
+                                ),
+                            )
+                        )
+                    elif saver_name == "InMemorySaver":
+                        app = build(model, [noop], InMemorySaver(), n)
+                        rows.append(
+                            (
+                                runner_name,
+                                mode,
+                                saver_name,
+                                n,
+                                per_iteration_ms(app, n, reps_for[n], mode, True),
+                            )
+                        )
+                    else:
+                        path = folder / f"{uuid.uuid4().hex}.sqlite"
+                        if mode == "sync":
+                            with SqliteSaver.from_conn_string(str(path)) as saver:
+                                app = build(model, [noop], saver, n)
+                                rows.append(
+                                    (
+                                        runner_name,
+                                        mode,
+                                        saver_name,
+                                        n,
+                                        per_iteration_ms(app, n, reps_for[n], mode, True),
+                                    )
+                                )
+                        else:
+                            rows.append(
+                                (
+                                    runner_name,
+                                    mode,
+                                    saver_name,
+                                    n,
+                                    asyncio.run(_async_sqlite(build, model, path, n, reps_for[n])),
+                                )
+                            )
+    return rows
+
+
+async def _async_sqlite(
+    build: Callable[..., Any], model: BaseChatModel, path: Path, n: int, reps: int
+) -> float:
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        app = build(model, [noop], saver, n)
+        times: list[float] = []
+        for index in range(reps + 1):
+            start = time.perf_counter()
+            await app.ainvoke(
+                {"messages": [HumanMessage("go")]},
+                {"configurable": {"thread_id": uuid.uuid4().hex}},
+            )
+            if index:
+                times.append(time.perf_counter() - start)
+        return statistics.median(times) / n * 1000
+
+
+def measure_checkpoint_bytes(folder: Path) -> list[tuple[str, int, int]]:
+    rows = []
+    model = CountingModel(n=3, tool_name="big")
+    for runner_name, build in RUNNERS.items():
+        path = folder / f"big-{uuid.uuid4().hex}.sqlite"
+        with SqliteSaver.from_conn_string(str(path)) as saver:
+            app = build(model, [big], saver, 3)
+            state = app.invoke(
+                {"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}}
+            )
+        in_state = sum(
+            len(m.text.encode()) for m in state["messages"] if isinstance(m, ToolMessage)
+        )
+        rows.append((runner_name, in_state, sqlite_bytes(path)))
+    return rows
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        rows = measure_timings(quick, folder)
+        byte_rows = measure_checkpoint_bytes(folder)
+    baseline = {(mode, saver, n): ms for name, mode, saver, n, ms in rows if name == "create_agent"}
+    print(
+        "| runner | mode | checkpointer | "
+        + " | ".join(f"{n} it: ms/it (x create_agent)" for n in ITERATIONS)
+        + " |"
+    )
+    print("|---|---|---|" + "---|" * len(ITERATIONS))
+    keys = sorted(
+        {(name, mode, saver) for name, mode, saver, _, _ in rows},
+        key=lambda k: (k[2] != "none", k[2], k[1], k[0] != "create_rules_agent", k[0]),
+    )
+    for name, mode, saver in keys:
+        cells = []
+        for n in ITERATIONS:
+            ms = next(
+                v
+                for r_name, r_mode, r_saver, r_n, v in rows
+                if (r_name, r_mode, r_saver, r_n) == (name, mode, saver, n)
+            )
+            base = baseline.get((mode, saver, n)) or baseline[(mode, "none", n)]
+            cells.append(f"{ms:.2f} ({ms / base:.2f}x)")
+        print(f"| {name} | {mode} | {saver} | " + " | ".join(cells) + " |")
+    print()
+    print("| runner | tool output kept in state | checkpoint bytes in SQLite |")
+    print("|---|---|---|")
+    for name, in_state, written in byte_rows:
+        print(f"| {name} | {in_state:,} B | {written:,} B |")
+
+
+if __name__ == "__main__":
+    main()
