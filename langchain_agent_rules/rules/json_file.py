@@ -193,9 +193,9 @@ class JsonFileRuleStore:
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(text)
                 handle.flush()
-                os.fchmod(handle.fileno(), mode)
                 os.fsync(handle.fileno())
                 status = os.fstat(handle.fileno())
+            os.chmod(temporary, mode)  # mkstemp creates 0600; keep the file's mode
             os.replace(temporary, self._path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
