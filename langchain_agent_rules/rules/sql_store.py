@@ -82,7 +82,8 @@ _ORDER = (_rules.c.created_at, _rules.c.id)
 def sqlalchemy_url(url: str) -> str:
     """Point a plain ``postgresql://`` URL at psycopg 3, the driver the ``postgres`` extra installs.
 
-    SQLAlchemy reads ``postgresql://`` as psycopg2; other URLs are returned unchanged.
+    SQLAlchemy before 2.1 reads ``postgresql://`` as psycopg2, which the extra does not
+    install; other URLs are returned unchanged.
     """
     try:
         parsed = make_url(url)
