@@ -13,6 +13,7 @@ from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule
+from langchain_agent_rules.rules.sql_store import SqlRuleStore
 
 
 def build_rule(
@@ -47,7 +48,7 @@ def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
     connection.close()
 
 
-STORE_KINDS = ["memory", "json_file", "langgraph_memory", "langgraph_sqlite"]
+STORE_KINDS = ["memory", "json_file", "langgraph_memory", "langgraph_sqlite", "sql_sqlite"]
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -59,4 +60,6 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         return JsonFileRuleStore(tmp_path / "rules.json")
     if kind == "langgraph_memory":
         return LangGraphRuleStore(InMemoryStore())
+    if kind == "sql_sqlite":
+        return SqlRuleStore(f"sqlite:///{tmp_path / 'rules.db'}")
     return LangGraphRuleStore(request.getfixturevalue("sqlite_store"))
