@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,15 @@ def test_writes_leave_no_temporary_files_and_keep_the_file_mode(
 def test_a_path_that_is_a_folder_raises_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(RuleStoreError, match="cannot read"):
         JsonFileRuleStore(tmp_path).get_all_by_project(None)
+
+
+def test_threads_sharing_one_store_lose_no_update(tmp_path: Path, make_rule: Any) -> None:
+    store = JsonFileRuleStore(tmp_path / "rules.json")
+
+    def create_many(thread: int) -> None:
+        for index in range(25):
+            store.create(make_rule(f"thread{thread}_{index:02d}"))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(create_many, range(4)))
+    assert len(JsonFileRuleStore(tmp_path / "rules.json").get_all_by_project(None)) == 100
