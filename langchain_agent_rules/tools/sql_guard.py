@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 from langchain_agent_rules.errors import InvalidToolCallError
@@ -135,8 +135,9 @@ def check_read_only_sql(sql: str, dialect: str | None) -> None:
     """
     dialect_name = dialect or "generic"
     try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        parser_dialect = Dialect.get_or_raise(dialect)
+        tokens = parser_dialect.tokenize(sql)  # tokenised once, for comments and the parser
+        statements = [s for s in parser_dialect.parser().parse(tokens, sql) if s is not None]
     except SqlglotError as error:
         detail = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InvalidToolCallError(

@@ -18,6 +18,7 @@ UTF8_TEXT = "é€😀a" * 1000
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out without a delayed-ACK stall
 
     def log_message(self, format: str, *args: object) -> None:  # quiet test output
         pass
