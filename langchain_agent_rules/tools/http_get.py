@@ -53,6 +53,7 @@ PUBLIC_HOSTS = "public hosts"
 LISTED_HOSTS = "these hosts: {hosts}"
 BINARY_BODY = "<binary content ({content_type}, {size}) not shown>"
 TOO_MANY_REDIRECTS = "Stopped after {max_redirects} redirects; the last one pointed to {url}."
+BAD_REDIRECT = "The server redirected to an invalid URL: {location!r}."
 TIMED_OUT = "Fetching {url} took longer than the {timeout:g} s limit."
 REQUEST_FAILED = "Fetching {url} failed: {detail}. Check the URL, or try another source."
 BAD_HEADER = (
@@ -331,13 +332,18 @@ class HttpGetTool(BaseTool):
     def _next_hop(
         self, response: httpx.Response, target: CheckedURL, headers: dict[str, str], hop: int
     ) -> tuple[str, dict[str, str]]:
-        url = str(target.url.join(response.headers["location"]))
+        location = response.headers["location"]
+        try:
+            next_url = target.url.join(location)
+        except httpx.InvalidURL:
+            raise ToolExecutionError(BAD_REDIRECT.format(location=location)) from None
+        url = str(next_url)
         if hop == MAX_REDIRECTS:
             raise ToolExecutionError(
                 TOO_MANY_REDIRECTS.format(max_redirects=MAX_REDIRECTS, url=url)
             )
         # The model's headers (perhaps credentials) go only to the host they were meant for.
-        same_host = httpx.URL(url).host.lower().rstrip(".") == target.host
+        same_host = next_url.host.lower().rstrip(".") == target.host
         return url, headers if same_host else {}
 
     def _client_options(self) -> dict[str, Any]:

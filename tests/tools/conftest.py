@@ -72,6 +72,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(302, b"", "text/plain", Location=target)
         elif path == "/redirect":
             self._send(int(query.get("status", "302")), b"", "text/plain", Location=query["to"])
+        elif path == "/bad-redirect":
+            self._send(302, b"", "text/plain", Location="http://app.test:port/")
         elif path == "/binary":
             self._send(200, PNG_BYTES, "image/png")
         elif path == "/sniffed-binary":

@@ -20,6 +20,7 @@ from langchain_agent_rules.errors import (
 )
 from langchain_agent_rules.tools.http_get import (
     BAD_HEADER,
+    BAD_REDIRECT,
     BINARY_BODY,
     HTTP_GET_DESCRIPTION,
     MAX_HEADERS,
@@ -151,6 +152,19 @@ def test_a_redirect_hop_is_checked_like_the_first_url(
 ) -> None:
     with pytest.raises(InvalidToolCallError):
         make_tool().invoke({"url": local_server.url(f"/redirect?to={target}")})
+
+
+def test_a_redirect_to_an_invalid_url_is_an_execution_error(local_server: LocalServer) -> None:
+    with pytest.raises(ToolExecutionError) as caught:
+        make_tool().invoke({"url": local_server.url("/bad-redirect")})
+    assert str(caught.value) == BAD_REDIRECT.format(location="http://app.test:port/")
+
+
+@pytest.mark.parametrize("status", [301, 303, 307, 308])
+def test_every_redirect_status_is_followed(local_server: LocalServer, status: int) -> None:
+    target = local_server.url("/json")
+    result = make_tool().invoke({"url": local_server.url(f"/redirect?status={status}&to={target}")})
+    assert (result["url"], result["body"]) == (target, '{"ok": true}')
 
 
 def test_the_request_goes_to_the_checked_address_with_the_real_host_name(
