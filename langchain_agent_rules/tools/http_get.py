@@ -53,7 +53,6 @@ PUBLIC_HOSTS = "public hosts"
 LISTED_HOSTS = "these hosts: {hosts}"
 BINARY_BODY = "<binary content ({content_type}, {size}) not shown>"
 TOO_MANY_REDIRECTS = "Stopped after {max_redirects} redirects; the last one pointed to {url}."
-BAD_REDIRECT = "The server redirected to an invalid URL: {location!r}."
 TIMED_OUT = "Fetching {url} took longer than the {timeout:g} s limit."
 REQUEST_FAILED = "Fetching {url} failed: {detail}. Check the URL, or try another source."
 BAD_HEADER = (
@@ -332,11 +331,8 @@ class HttpGetTool(BaseTool):
     def _next_hop(
         self, response: httpx.Response, target: CheckedURL, headers: dict[str, str], hop: int
     ) -> tuple[str, dict[str, str]]:
-        location = response.headers["location"]
-        try:
-            next_url = target.url.join(location)
-        except httpx.InvalidURL:
-            raise ToolExecutionError(BAD_REDIRECT.format(location=location)) from None
+        # httpx has already refused an unparsable Location (RemoteProtocolError).
+        next_url = target.url.join(response.headers["location"])
         url = str(next_url)
         if hop == MAX_REDIRECTS:
             raise ToolExecutionError(
@@ -376,7 +372,9 @@ class HttpGetTool(BaseTool):
         except httpx.TimeoutException:
             raise ToolExecutionError(TIMED_OUT.format(url=url, timeout=self.timeout)) from None
         except httpx.HTTPError as error:
-            raise ToolExecutionError(REQUEST_FAILED.format(url=url, detail=error)) from None
+            raise ToolExecutionError(
+                REQUEST_FAILED.format(url=url, detail=str(error).rstrip("."))
+            ) from None
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
     def _read(self, response: httpx.Response, url: str, deadline: float) -> dict[str, Any]:
@@ -416,7 +414,9 @@ class HttpGetTool(BaseTool):
         except httpx.TimeoutException:
             raise ToolExecutionError(TIMED_OUT.format(url=url, timeout=self.timeout)) from None
         except httpx.HTTPError as error:
-            raise ToolExecutionError(REQUEST_FAILED.format(url=url, detail=error)) from None
+            raise ToolExecutionError(
+                REQUEST_FAILED.format(url=url, detail=str(error).rstrip("."))
+            ) from None
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
     async def _aread(self, response: httpx.Response, url: str, deadline: float) -> dict[str, Any]:

@@ -20,10 +20,10 @@ from langchain_agent_rules.errors import (
 )
 from langchain_agent_rules.tools.http_get import (
     BAD_HEADER,
-    BAD_REDIRECT,
     BINARY_BODY,
     HTTP_GET_DESCRIPTION,
     MAX_HEADERS,
+    REQUEST_FAILED,
     TIMED_OUT,
     TOO_MANY_REDIRECTS,
     HttpGetTool,
@@ -155,9 +155,12 @@ def test_a_redirect_hop_is_checked_like_the_first_url(
 
 
 def test_a_redirect_to_an_invalid_url_is_an_execution_error(local_server: LocalServer) -> None:
+    url = local_server.url("/bad-redirect")
     with pytest.raises(ToolExecutionError) as caught:
-        make_tool().invoke({"url": local_server.url("/bad-redirect")})
-    assert str(caught.value) == BAD_REDIRECT.format(location="http://app.test:port/")
+        make_tool().invoke({"url": url})
+    assert str(caught.value) == REQUEST_FAILED.format(
+        url=url, detail="Invalid URL in location header: Invalid port: 'port'"
+    )
 
 
 @pytest.mark.parametrize("status", [301, 303, 307, 308])
