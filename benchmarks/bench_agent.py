@@ -173,31 +173,47 @@ RUNNERS: dict[str, Callable[..., Any]] = {
 # --- measuring ---------------------------------------------------------------------
 
 
-def per_iteration_ms(app: Any, n: int, reps: int, mode: str, threaded: bool) -> float:
+class Timer:
+    """Wall-clock and process CPU time of each repetition (CPU time ignores other processes)."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __enter__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall.append(time.perf_counter() - self._wall)
+        self.cpu.append(time.process_time() - self._cpu)
+
+    def per_iteration(self, n: int) -> tuple[float, float]:
+        return min(self.wall) / n * 1000, min(self.cpu) / n * 1000
+
+
+def per_iteration_ms(app: Any, n: int, reps: int, mode: str, threaded: bool) -> tuple[float, float]:
     def payload() -> dict[str, Any]:
         return {"messages": [HumanMessage("go")]}
 
     def config() -> dict[str, Any]:
         return {"configurable": {"thread_id": uuid.uuid4().hex}} if threaded else {}
 
-    times: list[float] = []
+    timer = Timer()
     if mode == "sync":
         app.invoke(payload(), config())
         for _ in range(reps):
-            start = time.perf_counter()
-            app.invoke(payload(), config())
-            times.append(time.perf_counter() - start)
+            with timer:
+                app.invoke(payload(), config())
     else:
 
         async def go() -> None:
             await app.ainvoke(payload(), config())
             for _ in range(reps):
-                start = time.perf_counter()
-                await app.ainvoke(payload(), config())
-                times.append(time.perf_counter() - start)
+                with timer:
+                    await app.ainvoke(payload(), config())
 
         asyncio.run(go())
-    return min(times) / n * 1000
+    return timer.per_iteration(n)
 
 
 def sqlite_bytes(path: Path) -> int:
@@ -211,8 +227,10 @@ def sqlite_bytes(path: Path) -> int:
     return int(checkpoints + writes)
 
 
-def measure_timings(quick: bool, folder: Path) -> list[tuple[str, str, str, int, float]]:
-    rows: list[tuple[str, str, str, int, float]] = []
+def measure_timings(
+    quick: bool, folder: Path
+) -> list[tuple[str, str, str, int, tuple[float, float]]]:
+    rows: list[tuple[str, str, str, int, tuple[float, float]]] = []
     reps_for = {1: 30, 6: 12, 25: 5} if not quick else {1: 5, 6: 3, 25: 2}
     for n in ITERATIONS:
         model = CountingModel(n=n)
@@ -280,19 +298,19 @@ def measure_timings(quick: bool, folder: Path) -> list[tuple[str, str, str, int,
 
 async def _async_sqlite(
     build: Callable[..., Any], model: BaseChatModel, path: Path, n: int, reps: int
-) -> float:
+) -> tuple[float, float]:
     async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
         app = build(model, [noop], saver, n)
-        times: list[float] = []
+        timer = Timer()
         for index in range(reps + 1):
-            start = time.perf_counter()
-            await app.ainvoke(
-                {"messages": [HumanMessage("go")]},
-                {"configurable": {"thread_id": uuid.uuid4().hex}},
-            )
-            if index:
-                times.append(time.perf_counter() - start)
-        return min(times) / n * 1000
+            payload = {"messages": [HumanMessage("go")]}
+            config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+            if index == 0:
+                await app.ainvoke(payload, config)
+                continue
+            with timer:
+                await app.ainvoke(payload, config)
+        return timer.per_iteration(n)
 
 
 def measure_checkpoint_bytes(folder: Path) -> list[tuple[str, int, int]]:
@@ -321,7 +339,7 @@ def main() -> None:
     baseline = {(mode, saver, n): ms for name, mode, saver, n, ms in rows if name == "create_agent"}
     print(
         "| runner | mode | checkpointer | "
-        + " | ".join(f"{n} it: ms/it (x create_agent)" for n in ITERATIONS)
+        + " | ".join(f"{n} it: wall / CPU ms per it (x create_agent)" for n in ITERATIONS)
         + " |"
     )
     print("|---|---|---|" + "---|" * len(ITERATIONS))
@@ -338,7 +356,9 @@ def main() -> None:
                 if (r_name, r_mode, r_saver, r_n) == (name, mode, saver, n)
             )
             base = baseline.get((mode, saver, n)) or baseline[(mode, "none", n)]
-            cells.append(f"{ms:.2f} ({ms / base:.2f}x)")
+            cells.append(
+                f"{ms[0]:.2f} ({ms[0] / base[0]:.2f}x) / {ms[1]:.2f} ({ms[1] / base[1]:.2f}x)"
+            )
         print(f"| {name} | {mode} | {saver} | " + " | ".join(cells) + " |")
     print()
     print("| runner | tool output kept in state | checkpoint bytes in SQLite |")
