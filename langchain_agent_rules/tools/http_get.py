@@ -203,7 +203,7 @@ def _binary_result(
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
+def _default_ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle takes ~130 ms; one verifying context serves every call and thread.
     return httpx.create_ssl_context()
 
@@ -251,6 +251,8 @@ class HttpGetTool(BaseTool):
         timeout: seconds for the whole fetch, redirects and body included.
         resolver: host name -> IP addresses; the system resolver by default. A seam for
             tests and for custom DNS.
+        ssl_context: the context that verifies servers' certificates, for example one
+            that trusts an internal CA; by default the CA bundle httpx ships (certifi).
         **kwargs: other ``BaseTool`` fields (``name``, ``handle_tool_error``, ...).
     """
 
@@ -262,6 +264,7 @@ class HttpGetTool(BaseTool):
     max_bytes: int = 8192
     timeout: float = 30.0
     _resolver: Resolver = PrivateAttr()
+    _ssl_context: ssl.SSLContext | None = PrivateAttr()
 
     def __init__(
         self,
@@ -269,6 +272,7 @@ class HttpGetTool(BaseTool):
         max_bytes: int = 8192,
         timeout: float = 30.0,
         resolver: Resolver = system_resolver,
+        ssl_context: ssl.SSLContext | None = None,
         **kwargs: Any,
     ) -> None:
         if max_bytes < 1:
@@ -300,6 +304,7 @@ class HttpGetTool(BaseTool):
             **kwargs,
         )
         self._resolver = resolver
+        self._ssl_context = ssl_context
 
     def _check(self, url: str) -> CheckedURL:
         return check_url(url, self.allowed_hosts, self._resolver)
@@ -344,7 +349,8 @@ class HttpGetTool(BaseTool):
 
     def _client_options(self) -> dict[str, Any]:
         # trust_env=False: no proxy from the environment, which would bypass the pinned address.
-        return {"verify": _ssl_context(), "trust_env": False, "follow_redirects": False}
+        verify = self._ssl_context or _default_ssl_context()
+        return {"verify": verify, "trust_env": False, "follow_redirects": False}
 
     def _run(
         self,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import gzip
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -120,5 +122,80 @@ def local_server() -> Iterator[LocalServer]:
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield LocalServer(server, "127.0.0.1")
+    server.shutdown()
+    server.server_close()
+
+
+class TlsServer(LocalServer):
+    """The same handler over TLS with a certificate for ``cert_host``, signed by a test CA."""
+
+    def __init__(self, server: ThreadingHTTPServer, client_context: ssl.SSLContext) -> None:
+        super().__init__(server, "127.0.0.1")
+        self.client_context = client_context
+        self.server_names: list[str | None] = []
+
+
+def _certificates(cert_host: str) -> tuple[bytes, bytes, bytes]:
+    """A CA certificate, and a leaf certificate and key for ``cert_host`` (all PEM)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def build(subject: str, key: ec.EllipticCurvePrivateKey) -> x509.CertificateBuilder:
+        return (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+        )
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agent-rules test CA")])
+    ca = (
+        build("agent-rules test CA", ca_key)
+        .issuer_name(ca_name)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        build(cert_host, leaf_key)
+        .issuer_name(ca_name)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(cert_host)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    key_pem = leaf_key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return ca.public_bytes(pem), leaf.public_bytes(pem), key_pem
+
+
+@pytest.fixture(scope="session")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsServer]:
+    """HTTPS on 127.0.0.1 with a certificate for ``app.test`` only."""
+    pytest.importorskip("cryptography")
+    ca_pem, cert_pem, key_pem = _certificates("app.test")
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "cert.pem").write_bytes(cert_pem)
+    (folder / "key.pem").write_bytes(key_pem)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    server = _QuietServer(("127.0.0.1", 0), _Handler)
+    server.socket = server_context.wrap_socket(server.socket, server_side=True)
+    tls = TlsServer(server, ssl.create_default_context(cadata=ca_pem.decode()))
+
+    def remember_server_name(sock: object, name: str | None, context: object) -> None:
+        tls.server_names.append(name)
+
+    server_context.sni_callback = remember_server_name
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield tls
     server.shutdown()
     server.server_close()

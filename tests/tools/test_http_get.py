@@ -29,7 +29,7 @@ from langchain_agent_rules.tools.http_get import (
     HttpGetTool,
 )
 
-from .conftest import PNG_BYTES, UTF8_TEXT, LocalServer
+from .conftest import PNG_BYTES, UTF8_TEXT, LocalServer, TlsServer
 
 
 def loopback_resolver(host: str) -> Sequence[str]:
@@ -343,3 +343,32 @@ class TestHttpGetToolStandard(ToolsUnitTests):
     @property
     def tool_invoke_params_example(self) -> dict[str, Any]:
         return {"url": "http://127.0.0.1:8000/", "headers": {"Accept": "text/plain"}}
+
+
+def test_https_goes_to_the_checked_address_and_verifies_the_real_host_name(
+    tls_server: TlsServer,
+) -> None:
+    tool = make_tool(allowed_hosts=["app.test"], ssl_context=tls_server.client_context)
+    url = f"https://app.test:{tls_server.port}/json"
+    result = tool.invoke({"url": url})
+    assert (result["status"], result["url"], result["body"]) == (200, url, '{"ok": true}')
+    assert tls_server.server_names[-1] == "app.test"
+
+
+def test_https_refuses_a_certificate_for_another_name(tls_server: TlsServer) -> None:
+    def other_resolver(host: str) -> Sequence[str]:
+        return ["127.0.0.1"]
+
+    tool = make_tool(
+        allowed_hosts=["other.test"],
+        resolver=other_resolver,
+        ssl_context=tls_server.client_context,
+    )
+    with pytest.raises(ToolExecutionError, match="CERTIFICATE_VERIFY_FAILED"):
+        tool.invoke({"url": f"https://other.test:{tls_server.port}/json"})
+
+
+async def test_ainvoke_over_https_verifies_the_real_host_name(tls_server: TlsServer) -> None:
+    tool = make_tool(allowed_hosts=["app.test"], ssl_context=tls_server.client_context)
+    result = await tool.ainvoke({"url": f"https://app.test:{tls_server.port}/json"})
+    assert result["body"] == '{"ok": true}'
