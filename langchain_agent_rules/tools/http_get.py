@@ -169,12 +169,10 @@ class _BodyReader:
         truncated = len(self.data) > self.max_bytes
         if b"\x00" in self.data:  # no or wrong content type, but clearly not text
             return _binary_result(response, url, content_type, self.bytes_read)
-        shown = utf8_prefix(bytes(self.data), self.max_bytes)
-        encoding = response.charset_encoding or "utf-8"
-        try:
-            codecs.lookup(encoding)
-        except LookupError:
-            encoding = "utf-8"
+        encoding = _codec_name(response.charset_encoding)
+        data = bytes(self.data)
+        # Other charsets have other boundaries; errors="replace" covers a split character there.
+        shown = utf8_prefix(data, self.max_bytes) if encoding == "utf-8" else data[: self.max_bytes]
         return {
             "status": response.status_code,
             "url": url,
@@ -183,6 +181,14 @@ class _BodyReader:
             "truncated": truncated,
             "bytes_read": self.bytes_read,
         }
+
+
+def _codec_name(charset: str | None) -> str:
+    """The canonical codec name of a response charset; UTF-8 when absent or unknown."""
+    try:
+        return codecs.lookup(charset or "utf-8").name
+    except LookupError:
+        return "utf-8"
 
 
 def _binary_result(

@@ -59,6 +59,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"x" * size, "text/plain; charset=utf-8")
         elif path == "/utf8":
             self._send(200, UTF8_TEXT.encode(), "text/plain; charset=utf-8")
+        elif path == "/latin1-long":
+            self._send(200, ("é" * 10).encode("latin-1"), "text/plain; charset=iso-8859-1")
         elif path == "/latin1":
             self._send(200, "café".encode("latin-1"), "text/plain; charset=iso-8859-1")
         elif path == "/json":

@@ -96,6 +96,11 @@ def test_a_declared_charset_is_decoded(local_server: LocalServer) -> None:
     assert make_tool().invoke({"url": local_server.url("/latin1")})["body"] == "café"
 
 
+def test_a_non_utf8_charset_is_cut_by_bytes_not_by_utf8_rules(local_server: LocalServer) -> None:
+    result = make_tool(max_bytes=3).invoke({"url": local_server.url("/latin1-long")})
+    assert (result["body"], result["truncated"]) == ("ééé", True)
+
+
 def test_a_binary_content_type_is_summarised_not_read(local_server: LocalServer) -> None:
     result = make_tool().invoke({"url": local_server.url("/binary")})
     assert result["body"] == BINARY_BODY.format(
