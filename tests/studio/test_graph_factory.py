@@ -1,0 +1,99 @@
+"""The Studio graph factory alone, with the SDK's real runtime objects and an in-memory store."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
+
+from langchain_agent_rules.errors import AgentConfigurationError
+
+GRAPH_FILE = Path(__file__).resolve().parents[2] / "graphs" / "agent.py"
+
+
+@pytest.fixture(scope="module")
+def studio() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("studio_graph", GRAPH_FILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered first, as the import system does, so pydantic can resolve the annotations.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def execution(context: dict[str, Any]) -> _ExecutionRuntime[Any]:
+    return _ExecutionRuntime(
+        access_context="threads.create_run", store=InMemoryStore(), context=context
+    )
+
+
+def test_langgraph_json_points_at_the_factory(studio: ModuleType) -> None:
+    config = json.loads((GRAPH_FILE.parents[1] / "langgraph.json").read_text())
+
+    assert config["dependencies"] == ["."]
+    assert config["graphs"] == {"agent": "./graphs/agent.py:make_graph"}
+    assert callable(studio.make_graph)
+
+
+async def test_the_graph_brings_no_checkpointer_or_store(studio: ModuleType) -> None:
+    graph = await studio.make_graph(execution({"scripted_replies": ["FINAL: hi"]}))
+
+    assert graph.checkpointer is None
+    assert graph.store is None
+
+
+async def test_reads_get_the_same_topology_as_runs(studio: ModuleType) -> None:
+    run_graph = await studio.make_graph(execution({"scripted_replies": []}))
+    read_graph = await studio.make_graph(
+        _ReadRuntime(access_context="assistants.read", store=InMemoryStore())
+    )
+
+    assert read_graph.get_graph().draw_mermaid() == run_graph.get_graph().draw_mermaid()
+    assert read_graph.context_schema is studio.AgentContext
+
+
+async def test_a_scripted_run_uses_the_demo_data_by_default(studio: ModuleType) -> None:
+    fenced = '```tool\n{"tool": "file_read", "args": {"path": "docs/notes.md"}}\n```'
+    context = {"protocol": "text", "scripted_replies": [fenced, "FINAL: 14 March 2026"]}
+    graph = await studio.make_graph(execution(context))
+
+    state = await graph.ainvoke({"messages": [("user", "When does 2.4 ship?")]})
+
+    assert state["answer"] == "14 March 2026"
+    [step] = state["trace"]
+    assert (step["tool"], step["status"]) == ("file_read", "ok")
+    assert "Ships on 14 March 2026" in step["observation"]
+
+
+def test_no_context_means_every_default(studio: ModuleType) -> None:
+    context = studio.parse_context(None)
+
+    assert context.model == "local"
+    assert (context.rules, context.database_url, context.file_root) == (None, None, None)
+    assert context.allowed_hosts == []
+    assert context.scripted_replies is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "complaint"),
+    [
+        ({"modle": "local"}, "modle: unknown key"),
+        ({"project_id": 0}, "project_id: Input should be greater than 0"),
+        ({"protocol": "smoke"}, "protocol: Input should be 'auto', 'native' or 'text'"),
+        ({"max_iterations": "many"}, "max_iterations: Input should be a valid integer"),
+        (["local"], "the run context must be an object, got list"),
+    ],
+)
+def test_a_bad_context_names_the_problem(studio: ModuleType, raw: Any, complaint: str) -> None:
+    with pytest.raises(AgentConfigurationError) as caught:
+        studio.parse_context(raw)
+
+    assert complaint in str(caught.value)
