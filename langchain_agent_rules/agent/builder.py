@@ -116,11 +116,23 @@ def create_rules_agent(
     graph.add_node("limit", RunnableCallable(nodes.limit, nodes.alimit))
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")
-    graph.add_conditional_edges("agent", nodes.route_after_agent, ["tools", END])
-    graph.add_conditional_edges("tools", nodes.route_after_tools, ["agent", "limit"])
+    # Routers get an async twin too: a sync-only router in an async run costs a thread hop.
+    graph.add_conditional_edges(
+        "agent", _router(nodes.route_after_agent, "route_after_agent"), ["tools", END]
+    )
+    graph.add_conditional_edges(
+        "tools", _router(nodes.route_after_tools, "route_after_tools"), ["agent", "limit"]
+    )
     graph.add_edge("limit", END)
     compiled = graph.compile(checkpointer=checkpointer, store=store, name="rules_agent")
     return compiled.with_config(recursion_limit=recursion_limit_for(max_iterations))
+
+
+def _router(route: Callable[[AgentState], str], name: str) -> RunnableCallable:
+    async def aroute(state: AgentState) -> str:
+        return route(state)
+
+    return RunnableCallable(route, aroute, name=name, trace=False)
 
 
 def _resolve_model(model: BaseChatModel | str) -> BaseChatModel:
