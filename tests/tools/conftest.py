@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import gzip
 import json
+import socket
 import ssl
 import threading
 import time
@@ -199,5 +200,23 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsServer]:
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield tls
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietServer6(_QuietServer):
+    address_family = socket.AF_INET6
+
+
+@pytest.fixture(scope="session")
+def local_server_v6() -> Iterator[LocalServer]:
+    """The same server on ::1; skipped where the machine has no IPv6 loopback."""
+    try:
+        server = _QuietServer6(("::1", 0), _Handler)
+    except OSError as error:
+        pytest.skip(f"no IPv6 loopback here: {error}")
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield LocalServer(server, "[::1]")
     server.shutdown()
     server.server_close()

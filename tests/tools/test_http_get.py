@@ -191,6 +191,14 @@ def test_the_request_goes_to_the_checked_address_with_the_real_host_name(
     assert result["url"] == f"http://app.test:{local_server.port}/headers"
 
 
+def test_an_ipv6_loopback_host_named_in_the_allow_list_is_fetched(
+    local_server_v6: LocalServer,
+) -> None:
+    url = local_server_v6.url("/json")
+    result = make_tool(allowed_hosts=["::1"]).invoke({"url": url})
+    assert (result["status"], result["url"], result["body"]) == (200, url, '{"ok": true}')
+
+
 def test_model_headers_are_sent_and_encoding_is_identity(local_server: LocalServer) -> None:
     result = make_tool(max_bytes=4096).invoke(
         {"url": local_server.url("/headers"), "headers": {"Accept": "text/x-test"}}
