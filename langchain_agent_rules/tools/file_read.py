@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.tools import BaseTool
@@ -19,6 +19,7 @@ from langchain_core.tools.base import ToolException as _ToolException
 from pydantic import BaseModel, Field
 
 from langchain_agent_rules.errors import InvalidToolCallError, ToolConfigurationError
+from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._text import utf8_prefix
 from langchain_agent_rules.tools.path_guard import (
     DEFAULT_DENY,
@@ -87,9 +88,14 @@ class FileReadTool(BaseTool):
         .. code-block:: python
 
             tool.invoke({"path": "src/app.py"})
-            # {"path": "src/app.py", "content": "import os\n...", "offset": 0,
-            #  "size": 20480, "next_offset": 8190}
+            # '{"path":"src/app.py","content":"import os\\n...","offset":0,
+            #   "size":20480,"next_offset":8190}'
             tool.invoke({"path": "src/app.py", "offset": 8190})
+
+    Output:
+        Compact JSON text (what a ``ToolMessage`` carries to the model), with the same
+        result as a dict in the message's ``artifact`` (``response_format=
+        "content_and_artifact"``, as for every tool of this package).
 
     Errors:
         A refused path raises ``InvalidToolCallError``. ``handle_tool_error`` defaults to
@@ -109,6 +115,7 @@ class FileReadTool(BaseTool):
     description: str = ""
     args_schema: ArgsSchema | None = FileReadInput
     handle_tool_error: bool | str | Callable[[_ToolException], str] | None = True
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     root_dir: str
     max_bytes: int = 8192
     deny: tuple[str, ...] = DEFAULT_DENY
@@ -134,7 +141,7 @@ class FileReadTool(BaseTool):
 
     def _run(
         self, path: str, offset: int = 0, run_manager: CallbackManagerForToolRun | None = None
-    ) -> dict[str, Any]:
+    ) -> tuple[str, dict[str, Any]]:
         relative = check_relative_path(path, self.deny)
         fd, status = open_inside_root(relative, self.root_dir, self.deny)
         try:
@@ -160,10 +167,11 @@ class FileReadTool(BaseTool):
         more = len(data) > len(shown) + skipped
         if more:
             content += CUT_MARKER.format(start=start, end=end, size=size)
-        return {
+        result: dict[str, Any] = {
             "path": relative,
             "content": content,
             "offset": start,
             "size": size,
             "next_offset": end if more else None,
         }
+        return compact_json(result), result

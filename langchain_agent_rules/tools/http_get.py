@@ -17,7 +17,7 @@ import re
 import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from langchain_core.callbacks import (
@@ -34,6 +34,7 @@ from langchain_agent_rules.errors import (
     ToolConfigurationError,
     ToolExecutionError,
 )
+from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._text import utf8_prefix
 from langchain_agent_rules.tools.url_guard import CheckedURL, Resolver, check_url, system_resolver
 
@@ -237,9 +238,14 @@ class HttpGetTool(BaseTool):
         .. code-block:: python
 
             tool.invoke({"url": "https://api.example.com/items?limit=5"})
-            # {"status": 200, "url": "https://api.example.com/items?limit=5",
-            #  "content_type": "application/json", "body": "[...]", "truncated": False,
-            #  "bytes_read": 512}
+            # '{"status":200,"url":"https://api.example.com/items?limit=5",
+            #   "content_type":"application/json","body":"[...]","truncated":false,
+            #   "bytes_read":512}'
+
+    Output:
+        Compact JSON text (what a ``ToolMessage`` carries to the model), with the same
+        result as a dict in the message's ``artifact`` (``response_format=
+        "content_and_artifact"``, as for every tool of this package).
 
     Errors:
         A refused URL or header raises ``InvalidToolCallError``; a connection failure,
@@ -266,6 +272,7 @@ class HttpGetTool(BaseTool):
     description: str = ""
     args_schema: ArgsSchema | None = HttpGetInput
     handle_tool_error: bool | str | Callable[[_ToolException], str] | None = True
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     allowed_hosts: tuple[str, ...] | None = None
     max_bytes: int = 8192
     timeout: float = 30.0
@@ -363,7 +370,20 @@ class HttpGetTool(BaseTool):
         url: str,
         headers: dict[str, str] | None = None,
         run_manager: CallbackManagerForToolRun | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[str, dict[str, Any]]:
+        result = self._fetch(url, headers)
+        return compact_json(result), result
+
+    async def _arun(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        result = await self._afetch(url, headers)
+        return compact_json(result), result
+
+    def _fetch(self, url: str, headers: dict[str, str] | None) -> dict[str, Any]:
         deadline = time.monotonic() + self.timeout
         request_headers = validate_headers(headers)
         try:
@@ -399,12 +419,7 @@ class HttpGetTool(BaseTool):
                 break
         return reader.result(response, url, content_type)
 
-    async def _arun(
-        self,
-        url: str,
-        headers: dict[str, str] | None = None,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> dict[str, Any]:
+    async def _afetch(self, url: str, headers: dict[str, str] | None) -> dict[str, Any]:
         deadline = time.monotonic() + self.timeout
         request_headers = validate_headers(headers)
         try:

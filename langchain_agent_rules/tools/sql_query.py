@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.tools import BaseTool
@@ -26,6 +26,7 @@ from sqlalchemy import Connection, Engine, create_engine, inspect
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from langchain_agent_rules.errors import ToolConfigurationError, ToolExecutionError
+from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._json_values import JsonValue, json_safe
 from langchain_agent_rules.tools.sql_guard import check_read_only_sql
 
@@ -148,8 +149,13 @@ class SqlQueryTool(BaseTool):
         .. code-block:: python
 
             tool.invoke({"sql": "SELECT name, total FROM orders ORDER BY total DESC"})
-            # {"columns": ["name", "total"], "rows": [{"name": "Ada", "total": 12.5}, ...],
-            #  "row_count": 2, "truncated": False}
+            # '{"columns":["name","total"],"rows":[{"name":"Ada","total":12.5},...],
+            #   "row_count":2,"truncated":false}'
+
+    Output:
+        Compact JSON text (what a ``ToolMessage`` carries to the model), with the same
+        result as a dict in the message's ``artifact`` (``response_format=
+        "content_and_artifact"``, as for every tool of this package).
 
     Errors:
         A refused or failed query raises ``InvalidToolCallError`` (the SQL is not allowed)
@@ -172,6 +178,7 @@ class SqlQueryTool(BaseTool):
     description: str = ""
     args_schema: ArgsSchema | None = SqlQueryInput
     handle_tool_error: bool | str | Callable[[_ToolException], str] | None = True
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     max_rows: int = 50
     timeout: float = 30.0
     include_schema: bool = False
@@ -209,7 +216,7 @@ class SqlQueryTool(BaseTool):
 
     def _run(
         self, sql: str, run_manager: CallbackManagerForToolRun | None = None
-    ) -> dict[str, Any]:
+    ) -> tuple[str, dict[str, Any]]:
         check_read_only_sql(sql, self._dialect.sqlglot_name)
         try:
             with (
@@ -233,12 +240,13 @@ class SqlQueryTool(BaseTool):
             {column: json_safe(value) for column, value in zip(columns, row, strict=True)}
             for row in fetched[: self.max_rows]
         ]
-        return {
+        output: dict[str, Any] = {
             "columns": columns,
             "rows": rows,
             "row_count": len(rows),
             "truncated": len(fetched) > self.max_rows,
         }
+        return compact_json(output), output
 
 
 def _as_engine(engine_or_url: Engine | str) -> Engine:

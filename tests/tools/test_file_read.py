@@ -44,7 +44,7 @@ def test_name_is_file_read(root: Path) -> None:
 
 
 def test_a_small_file_is_read_whole(root: Path) -> None:
-    assert make_tool(root).invoke({"path": "src/main.py"}) == {
+    assert json.loads(make_tool(root).invoke({"path": "src/main.py"})) == {
         "path": "src/main.py",
         "content": MAIN_PY,
         "offset": 0,
@@ -54,7 +54,7 @@ def test_a_small_file_is_read_whole(root: Path) -> None:
 
 
 def test_a_long_file_is_cut_with_a_marker(root: Path) -> None:
-    result = make_tool(root, max_bytes=100).invoke({"path": "long.txt"})
+    result = json.loads(make_tool(root, max_bytes=100).invoke({"path": "long.txt"}))
     size = len(LONG_TEXT.encode())
     end = result["next_offset"]
     assert 96 < end <= 100
@@ -70,7 +70,7 @@ def test_paging_with_next_offset_returns_the_whole_file(root: Path, max_bytes: i
     pieces: list[str] = []
     offset: int | None = 0
     while offset is not None:
-        result = tool.invoke({"path": "short.txt", "offset": offset})
+        result = json.loads(tool.invoke({"path": "short.txt", "offset": offset}))
         text = result["content"]
         if result["next_offset"] is not None:
             marker = CUT_MARKER.format(
@@ -85,7 +85,7 @@ def test_paging_with_next_offset_returns_the_whole_file(root: Path, max_bytes: i
 
 
 def test_an_offset_inside_a_character_starts_at_the_next_one(root: Path) -> None:
-    result = make_tool(root).invoke({"path": "long.txt", "offset": 2})  # inside "é"
+    result = json.loads(make_tool(root).invoke({"path": "long.txt", "offset": 2}))  # inside "é"
     assert result["offset"] == 3
     assert result["content"].startswith("llo")
 
@@ -99,7 +99,7 @@ def test_an_offset_past_the_end_is_refused(root: Path) -> None:
 
 def test_an_offset_at_the_end_gives_empty_content(root: Path) -> None:
     size = len(LONG_TEXT.encode())
-    result = make_tool(root).invoke({"path": "long.txt", "offset": size})
+    result = json.loads(make_tool(root).invoke({"path": "long.txt", "offset": size}))
     assert (result["content"], result["next_offset"]) == ("", None)
 
 
@@ -113,7 +113,7 @@ def test_a_huge_sparse_file_reads_only_the_first_bytes(root: Path) -> None:
     with open(path, "wb") as handle:
         handle.write(b"line\n" * 2000)
         handle.truncate(1024**3)
-    result = make_tool(root, max_bytes=8192).invoke({"path": "huge.log"})
+    result = json.loads(make_tool(root, max_bytes=8192).invoke({"path": "huge.log"}))
     assert result["size"] == 1024**3
     assert result["next_offset"] == 8192
     assert result["content"].startswith("line\nline\n")
@@ -148,7 +148,7 @@ def test_the_deny_list_is_configurable(root: Path) -> None:
     tool = make_tool(root, deny=["*.md"])
     with pytest.raises(InvalidToolCallError, match=re.escape("deny pattern '*.md'")):
         tool.invoke({"path": "README.md"})
-    assert tool.invoke({"path": ".env"})["content"] == "PASSWORD=hunter2\n"
+    assert json.loads(tool.invoke({"path": ".env"}))["content"] == "PASSWORD=hunter2\n"
 
 
 def test_a_refusal_is_an_error_tool_message_by_default(root: Path) -> None:
@@ -160,12 +160,14 @@ def test_a_refusal_is_an_error_tool_message_by_default(root: Path) -> None:
     assert "which protects secrets" in message.text
 
 
-def test_a_result_tool_message_carries_json(root: Path) -> None:
+def test_a_result_tool_message_carries_compact_json_and_the_dict(root: Path) -> None:
     message = FileReadTool(root).invoke(
         {"type": "tool_call", "id": "c1", "name": "file_read", "args": {"path": "src/main.py"}}
     )
     assert isinstance(message, ToolMessage)
-    assert json.loads(message.text)["content"] == MAIN_PY
+    assert message.artifact["content"] == MAIN_PY
+    assert message.text == json.dumps(message.artifact, ensure_ascii=False, separators=(",", ":"))
+    assert "héllo wörld 😀" in message.text
 
 
 def test_description_names_the_limit(root: Path) -> None:
@@ -180,7 +182,7 @@ def test_description_names_the_limit(root: Path) -> None:
 
 async def test_ainvoke_reads_and_refuses(root: Path) -> None:
     tool = make_tool(root)
-    assert (await tool.ainvoke({"path": "src/main.py"}))["content"] == MAIN_PY
+    assert (json.loads(await tool.ainvoke({"path": "src/main.py"})))["content"] == MAIN_PY
     with pytest.raises(InvalidToolCallError):
         await tool.ainvoke({"path": "../outside/secret.txt"})
 

@@ -54,7 +54,7 @@ def test_name_is_http_get() -> None:
 
 def test_a_text_page_is_returned_with_every_field(local_server: LocalServer) -> None:
     url = local_server.url("/json")
-    assert make_tool().invoke({"url": url}) == {
+    assert json.loads(make_tool().invoke({"url": url})) == {
         "status": 200,
         "url": url,
         "content_type": "application/json",
@@ -65,19 +65,19 @@ def test_a_text_page_is_returned_with_every_field(local_server: LocalServer) -> 
 
 
 def test_an_http_error_status_is_a_result(local_server: LocalServer) -> None:
-    result = make_tool().invoke({"url": local_server.url("/status/404")})
+    result = json.loads(make_tool().invoke({"url": local_server.url("/status/404")}))
     assert (result["status"], result["body"]) == (404, "status body")
 
 
 def test_the_body_is_cut_at_max_bytes(local_server: LocalServer) -> None:
-    result = make_tool(max_bytes=10).invoke({"url": local_server.url("/text?size=100")})
+    result = json.loads(make_tool(max_bytes=10).invoke({"url": local_server.url("/text?size=100")}))
     assert result["body"] == "x" * 10
     assert result["truncated"] is True
 
 
 @pytest.mark.parametrize("max_bytes", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
 def test_the_cut_never_splits_a_utf8_character(local_server: LocalServer, max_bytes: int) -> None:
-    result = make_tool(max_bytes=max_bytes).invoke({"url": local_server.url("/utf8")})
+    result = json.loads(make_tool(max_bytes=max_bytes).invoke({"url": local_server.url("/utf8")}))
     shown = result["body"].encode("utf-8")
     assert len(shown) <= max_bytes
     assert UTF8_TEXT.encode("utf-8").startswith(shown)
@@ -86,23 +86,23 @@ def test_the_cut_never_splits_a_utf8_character(local_server: LocalServer, max_by
 
 
 def test_an_endless_body_stops_just_past_the_limit(local_server: LocalServer) -> None:
-    result = make_tool(max_bytes=8192).invoke({"url": local_server.url("/endless")})
+    result = json.loads(make_tool(max_bytes=8192).invoke({"url": local_server.url("/endless")}))
     assert result["body"] == "z" * 8192
     assert result["truncated"] is True
     assert result["bytes_read"] < 1024 * 1024
 
 
 def test_a_declared_charset_is_decoded(local_server: LocalServer) -> None:
-    assert make_tool().invoke({"url": local_server.url("/latin1")})["body"] == "café"
+    assert json.loads(make_tool().invoke({"url": local_server.url("/latin1")}))["body"] == "café"
 
 
 def test_a_non_utf8_charset_is_cut_by_bytes_not_by_utf8_rules(local_server: LocalServer) -> None:
-    result = make_tool(max_bytes=3).invoke({"url": local_server.url("/latin1-long")})
+    result = json.loads(make_tool(max_bytes=3).invoke({"url": local_server.url("/latin1-long")}))
     assert (result["body"], result["truncated"]) == ("ééé", True)
 
 
 def test_a_binary_content_type_is_summarised_not_read(local_server: LocalServer) -> None:
-    result = make_tool().invoke({"url": local_server.url("/binary")})
+    result = json.loads(make_tool().invoke({"url": local_server.url("/binary")}))
     assert result["body"] == BINARY_BODY.format(
         content_type="image/png", size=f"{len(PNG_BYTES)} bytes"
     )
@@ -111,17 +111,17 @@ def test_a_binary_content_type_is_summarised_not_read(local_server: LocalServer)
 
 
 def test_binary_bytes_without_a_content_type_are_summarised(local_server: LocalServer) -> None:
-    result = make_tool().invoke({"url": local_server.url("/sniffed-binary")})
+    result = json.loads(make_tool().invoke({"url": local_server.url("/sniffed-binary")}))
     assert result["body"] == "<binary content (no content type, 7 bytes) not shown>"
 
 
 def test_a_compressed_body_is_summarised(local_server: LocalServer) -> None:
-    result = make_tool().invoke({"url": local_server.url("/gzip")})
+    result = json.loads(make_tool().invoke({"url": local_server.url("/gzip")}))
     assert result["body"].startswith("<binary content (text/plain, gzip-encoded,")
 
 
 def test_redirects_are_followed_to_the_final_url(local_server: LocalServer) -> None:
-    result = make_tool().invoke({"url": local_server.url("/chain/4")})
+    result = json.loads(make_tool().invoke({"url": local_server.url("/chain/4")}))
     assert result["url"] == local_server.url("/text?size=5")
     assert result["body"] == "xxxxx"
 
@@ -171,7 +171,9 @@ def test_a_redirect_to_an_invalid_url_is_an_execution_error(local_server: LocalS
 @pytest.mark.parametrize("status", [301, 303, 307, 308])
 def test_every_redirect_status_is_followed(local_server: LocalServer, status: int) -> None:
     target = local_server.url("/json")
-    result = make_tool().invoke({"url": local_server.url(f"/redirect?status={status}&to={target}")})
+    result = json.loads(
+        make_tool().invoke({"url": local_server.url(f"/redirect?status={status}&to={target}")})
+    )
     assert (result["url"], result["body"]) == (target, '{"ok": true}')
 
 
@@ -185,7 +187,7 @@ def test_the_request_goes_to_the_checked_address_with_the_real_host_name(
         return ["127.0.0.1"] if len(calls) == 1 else ["203.0.113.7"]
 
     tool = make_tool(allowed_hosts=["app.test"], resolver=counting_resolver)
-    result = tool.invoke({"url": f"http://app.test:{local_server.port}/headers"})
+    result = json.loads(tool.invoke({"url": f"http://app.test:{local_server.port}/headers"}))
     assert calls == ["app.test"]
     assert json.loads(result["body"])["host"] == f"app.test:{local_server.port}"
     assert result["url"] == f"http://app.test:{local_server.port}/headers"
@@ -195,13 +197,15 @@ def test_an_ipv6_loopback_host_named_in_the_allow_list_is_fetched(
     local_server_v6: LocalServer,
 ) -> None:
     url = local_server_v6.url("/json")
-    result = make_tool(allowed_hosts=["::1"]).invoke({"url": url})
+    result = json.loads(make_tool(allowed_hosts=["::1"]).invoke({"url": url}))
     assert (result["status"], result["url"], result["body"]) == (200, url, '{"ok": true}')
 
 
 def test_model_headers_are_sent_and_encoding_is_identity(local_server: LocalServer) -> None:
-    result = make_tool(max_bytes=4096).invoke(
-        {"url": local_server.url("/headers"), "headers": {"Accept": "text/x-test"}}
+    result = json.loads(
+        make_tool(max_bytes=4096).invoke(
+            {"url": local_server.url("/headers"), "headers": {"Accept": "text/x-test"}}
+        )
     )
     received = json.loads(result["body"])
     assert received["accept"] == "text/x-test"
@@ -212,8 +216,10 @@ def test_model_headers_are_dropped_on_a_redirect_to_another_host(
     local_server: LocalServer,
 ) -> None:
     target = f"http://app.test:{local_server.port}/headers"
-    result = make_tool(max_bytes=4096).invoke(
-        {"url": local_server.url(f"/redirect?to={target}"), "headers": {"X-Token": "secret"}}
+    result = json.loads(
+        make_tool(max_bytes=4096).invoke(
+            {"url": local_server.url(f"/redirect?to={target}"), "headers": {"X-Token": "secret"}}
+        )
     )
     assert "x-token" not in json.loads(result["body"])
 
@@ -292,6 +298,21 @@ def test_a_refusal_is_an_error_tool_message_by_default(local_server: LocalServer
     assert "Only public addresses may be fetched." in message.text
 
 
+def test_a_result_tool_message_carries_compact_json_and_the_dict(
+    local_server: LocalServer,
+) -> None:
+    url = local_server.url("/json")
+    message = make_tool().invoke(
+        {"type": "tool_call", "id": "c1", "name": "http_get", "args": {"url": url}}
+    )
+    assert isinstance(message, ToolMessage)
+    assert message.text == (
+        f'{{"status":200,"url":"{url}","content_type":"application/json",'
+        '"body":"{\\"ok\\": true}","truncated":false,"bytes_read":12}'
+    )
+    assert message.artifact == json.loads(message.text)
+
+
 def test_description_names_the_limits_and_hosts() -> None:
     tool = HttpGetTool(allowed_hosts=["api.example.com"])
     assert tool.description == HTTP_GET_DESCRIPTION.format(
@@ -320,17 +341,19 @@ def test_bad_options_are_configuration_errors(kwargs: dict[str, Any], message: s
 
 
 async def test_ainvoke_fetches_and_follows_redirects(local_server: LocalServer) -> None:
-    result = await make_tool().ainvoke({"url": local_server.url("/chain/2")})
+    result = json.loads(await make_tool().ainvoke({"url": local_server.url("/chain/2")}))
     assert (result["status"], result["body"]) == (200, "xxxxx")
 
 
 async def test_ainvoke_stops_an_endless_body(local_server: LocalServer) -> None:
-    result = await make_tool(max_bytes=100).ainvoke({"url": local_server.url("/endless")})
+    result = json.loads(
+        await make_tool(max_bytes=100).ainvoke({"url": local_server.url("/endless")})
+    )
     assert (result["body"], result["truncated"]) == ("z" * 100, True)
 
 
 async def test_ainvoke_summarises_binary(local_server: LocalServer) -> None:
-    result = await make_tool().ainvoke({"url": local_server.url("/binary")})
+    result = json.loads(await make_tool().ainvoke({"url": local_server.url("/binary")}))
     assert result["body"].startswith("<binary content (image/png")
 
 
@@ -363,7 +386,7 @@ def test_https_goes_to_the_checked_address_and_verifies_the_real_host_name(
 ) -> None:
     tool = make_tool(allowed_hosts=["app.test"], ssl_context=tls_server.client_context)
     url = f"https://app.test:{tls_server.port}/json"
-    result = tool.invoke({"url": url})
+    result = json.loads(tool.invoke({"url": url}))
     assert (result["status"], result["url"], result["body"]) == (200, url, '{"ok": true}')
     assert tls_server.server_names[-1] == "app.test"
 
@@ -383,5 +406,5 @@ def test_https_refuses_a_certificate_for_another_name(tls_server: TlsServer) -> 
 
 async def test_ainvoke_over_https_verifies_the_real_host_name(tls_server: TlsServer) -> None:
     tool = make_tool(allowed_hosts=["app.test"], ssl_context=tls_server.client_context)
-    result = await tool.ainvoke({"url": f"https://app.test:{tls_server.port}/json"})
+    result = json.loads(await tool.ainvoke({"url": f"https://app.test:{tls_server.port}/json"}))
     assert result["body"] == '{"ok": true}'

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -111,7 +112,7 @@ def test_every_traversal_is_refused(tool: FileReadTool, path: str) -> None:
     ],
 )
 def test_files_inside_the_root_are_read(tool: FileReadTool, path: str, expected: str) -> None:
-    assert tool.invoke({"path": path})["content"] == expected
+    assert json.loads(tool.invoke({"path": path}))["content"] == expected
 
 
 def test_a_symlink_leading_outside_says_so(tool: FileReadTool) -> None:
@@ -133,7 +134,7 @@ def test_a_symlink_to_a_secret_inside_the_root_is_denied(tool: FileReadTool) -> 
 def test_a_root_given_through_a_symlink_still_works(root: Path, tmp_path: Path) -> None:
     (tmp_path / "root_link").symlink_to(root, target_is_directory=True)
     tool = FileReadTool(tmp_path / "root_link", handle_tool_error=False)
-    assert tool.invoke({"path": "src/main.py"})["content"] == MAIN_PY
+    assert json.loads(tool.invoke({"path": "src/main.py"}))["content"] == MAIN_PY
 
 
 def test_a_swapped_symlink_never_leads_outside(root: Path, tool: FileReadTool) -> None:
@@ -160,7 +161,7 @@ def test_a_swapped_symlink_never_leads_outside(root: Path, tool: FileReadTool) -
     try:
         for _ in range(300):
             try:
-                seen.add(tool.invoke({"path": "racy"})["content"])
+                seen.add(json.loads(tool.invoke({"path": "racy"}))["content"])
             except InvalidToolCallError as error:
                 seen.add(str(error))
     finally:

@@ -71,7 +71,7 @@ def test_name_is_sql_query(tool: SqlQueryTool) -> None:
 
 
 def test_a_select_returns_columns_rows_and_count(tool: SqlQueryTool) -> None:
-    result = tool.invoke({"sql": "SELECT id, note FROM orders ORDER BY id"})
+    result = json.loads(tool.invoke({"sql": "SELECT id, note FROM orders ORDER BY id"}))
     assert result == {
         "columns": ["id", "note"],
         "rows": [{"id": 1, "note": "please delete"}, {"id": 2, "note": None}],
@@ -81,13 +81,13 @@ def test_a_select_returns_columns_rows_and_count(tool: SqlQueryTool) -> None:
 
 
 def test_keywords_inside_strings_are_not_refusals(tool: SqlQueryTool) -> None:
-    result = tool.invoke({"sql": "SELECT id FROM orders WHERE note = 'please delete'"})
+    result = json.loads(tool.invoke({"sql": "SELECT id FROM orders WHERE note = 'please delete'"}))
     assert result["rows"] == [{"id": 1}]
 
 
 def test_rows_are_capped_at_max_rows_and_marked_truncated(database: Path) -> None:
     tool = SqlQueryTool(f"sqlite:///{database}", max_rows=50)
-    result = tool.invoke({"sql": "SELECT n FROM numbers ORDER BY n"})
+    result = json.loads(tool.invoke({"sql": "SELECT n FROM numbers ORDER BY n"}))
     assert result["row_count"] == 50
     assert result["rows"][-1] == {"n": 50}
     assert result["truncated"] is True
@@ -95,29 +95,33 @@ def test_rows_are_capped_at_max_rows_and_marked_truncated(database: Path) -> Non
 
 def test_exactly_max_rows_is_not_truncated(database: Path) -> None:
     tool = SqlQueryTool(f"sqlite:///{database}", max_rows=2)
-    assert tool.invoke({"sql": "SELECT id FROM orders"})["truncated"] is False
+    assert json.loads(tool.invoke({"sql": "SELECT id FROM orders"}))["truncated"] is False
 
 
 def test_blobs_are_summarised(tool: SqlQueryTool) -> None:
-    result = tool.invoke({"sql": "SELECT receipt FROM orders WHERE id = 1"})
+    result = json.loads(tool.invoke({"sql": "SELECT receipt FROM orders WHERE id = 1"}))
     assert result["rows"] == [{"receipt": "<binary, 3 bytes>"}]
 
 
 def test_duplicate_column_names_keep_every_column(tool: SqlQueryTool) -> None:
-    result = tool.invoke(
-        {"sql": "SELECT o.id, c.id FROM orders o JOIN customers c ON c.id = o.customer"}
+    result = json.loads(
+        tool.invoke(
+            {"sql": "SELECT o.id, c.id FROM orders o JOIN customers c ON c.id = o.customer"}
+        )
     )
     assert result["columns"] == ["id", "id_2"]
     assert result["rows"][0] == {"id": 1, "id_2": 1}
 
 
 def test_percent_signs_and_colons_reach_the_database_untouched(tool: SqlQueryTool) -> None:
-    result = tool.invoke({"sql": "SELECT name FROM customers WHERE name LIKE 'A%' AND ':x' = ':x'"})
+    result = json.loads(
+        tool.invoke({"sql": "SELECT name FROM customers WHERE name LIKE 'A%' AND ':x' = ':x'"})
+    )
     assert result["rows"] == [{"name": "Ada"}]
 
 
 def test_result_is_json_serialisable(tool: SqlQueryTool) -> None:
-    result = tool.invoke({"sql": "SELECT * FROM orders"})
+    result = json.loads(tool.invoke({"sql": "SELECT * FROM orders"}))
     assert json.loads(json.dumps(result)) == result
 
 
@@ -169,7 +173,9 @@ def test_the_connection_is_writable_again_after_a_query(database: Path, tmp_path
         assert connection.exec_driver_sql("PRAGMA query_only").scalar() == 0
         connection.exec_driver_sql("DELETE FROM orders WHERE id = 2")
         connection.commit()
-    assert tool.invoke({"sql": "SELECT COUNT(*) AS n FROM orders"})["rows"] == [{"n": 1}]
+    assert json.loads(tool.invoke({"sql": "SELECT COUNT(*) AS n FROM orders"}))["rows"] == [
+        {"n": 1}
+    ]
 
 
 def test_the_read_only_transaction_blocks_writes_the_guard_never_sees(database: Path) -> None:
@@ -213,17 +219,18 @@ def test_a_refusal_is_an_error_tool_message_by_default(database: Path) -> None:
     assert message.content.startswith("The SQL is refused: a DROP statement")
 
 
-def test_a_result_tool_message_carries_json(database: Path) -> None:
+def test_a_result_tool_message_carries_compact_json_and_the_dict(database: Path) -> None:
     tool = SqlQueryTool(f"sqlite:///{database}")
     message = tool.invoke(
         {"type": "tool_call", "id": "c1", "name": "sql_query", "args": {"sql": "SELECT 1 AS x"}}
     )
     assert isinstance(message, ToolMessage)
-    assert json.loads(message.text)["rows"] == [{"x": 1}]
+    assert message.text == '{"columns":["x"],"rows":[{"x":1}],"row_count":1,"truncated":false}'
+    assert message.artifact == json.loads(message.text)
 
 
 async def test_ainvoke_runs_the_query(tool: SqlQueryTool) -> None:
-    result = await tool.ainvoke({"sql": "SELECT name FROM customers ORDER BY id"})
+    result = json.loads(await tool.ainvoke({"sql": "SELECT name FROM customers ORDER BY id"}))
     assert result["rows"] == [{"name": "Ada"}, {"name": "Bob"}]
 
 
@@ -304,7 +311,7 @@ def _pg_order_count(url: str) -> int:
 @pytest.mark.postgres
 def test_postgres_rows_are_json_safe_and_capped(pg_url: str) -> None:
     tool = SqlQueryTool(pg_url, max_rows=50, include_schema=True, handle_tool_error=False)
-    result = tool.invoke({"sql": "SELECT id, total, placed FROM orders ORDER BY id"})
+    result = json.loads(tool.invoke({"sql": "SELECT id, total, placed FROM orders ORDER BY id"}))
     assert result["rows"][0] == {"id": 1, "total": "1.50", "placed": "2024-01-02"}
     assert (result["row_count"], result["truncated"]) == (50, True)
     assert tool.description.startswith("Run one read-only SQL query on a PostgreSQL database.")
