@@ -230,10 +230,13 @@ def _wait(
     started = time.perf_counter()
     try:
         result, duration_ms = future.result(timeout=remaining)
-    except FutureTimeoutError:
-        assert timeout is not None
-        return _timed_out(call, max_bytes, timeout)
     except Exception as error:
+        # A tool may raise TimeoutError itself; only our own wait expiring is a timeout.
+        if isinstance(error, FutureTimeoutError) and not (
+            future.done() and future.exception() is error
+        ):
+            assert timeout is not None
+            return _timed_out(call, max_bytes, timeout)
         return _from_error(call, max_bytes, error, (time.perf_counter() - started) * 1000)
     return _from_result(call, max_bytes, result, duration_ms)
 
@@ -296,16 +299,18 @@ async def arun_tool_calls(
         if tool is None:
             return _unknown(call, max_observation_bytes, list(tools))
         started = time.perf_counter()
+        deadline = asyncio.timeout(timeout)
         try:
-            if _has_native_async(tool):
-                result = await asyncio.wait_for(tool.ainvoke(call), timeout)
-            else:
-                work = _WORKERS.submit(partial(_invoke_sync, tool, call))
-                result, _ = await asyncio.wait_for(asyncio.wrap_future(work), timeout)
-        except TimeoutError:
-            assert timeout is not None
-            return _timed_out(call, max_observation_bytes, timeout)
+            async with deadline:
+                if _has_native_async(tool):
+                    result = await tool.ainvoke(call)
+                else:
+                    work = _WORKERS.submit(partial(_invoke_sync, tool, call))
+                    result, _ = await asyncio.wrap_future(work)
         except Exception as error:
+            if isinstance(error, TimeoutError) and deadline.expired():
+                assert timeout is not None
+                return _timed_out(call, max_observation_bytes, timeout)
             elapsed = (time.perf_counter() - started) * 1000
             return _from_error(call, max_observation_bytes, error, elapsed)
         elapsed = (time.perf_counter() - started) * 1000

@@ -224,3 +224,21 @@ def test_async_only_tool_runs_in_the_sync_path() -> None:
 @pytest.mark.parametrize("timeout", [None, 5.0])
 def test_no_timeout_still_runs(timeout: float | None) -> None:
     assert run_tool_call(add, call("add", a=1, b=2), timeout, 100).observation == "3"
+
+
+def test_a_tool_raising_timeout_error_itself_is_an_error_not_a_timeout() -> None:
+    @tool
+    def flaky() -> str:
+        """Its own backend timed out."""
+        raise TimeoutError("backend did not answer")
+
+    @tool
+    async def aflaky() -> str:
+        """Its own backend timed out."""
+        raise TimeoutError("backend did not answer")
+
+    for outcomes in run_both([flaky, aflaky], [call("flaky"), call("aflaky")]):
+        assert [(o.status, o.observation) for o in outcomes] == [
+            ("error", "ERROR: backend did not answer"),
+            ("error", "ERROR: backend did not answer"),
+        ]
