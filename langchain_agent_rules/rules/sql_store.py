@@ -25,6 +25,7 @@ from sqlalchemy import (
     JSON,
     Column,
     ColumnElement,
+    Connection,
     DateTime,
     Engine,
     Integer,
@@ -145,7 +146,7 @@ class SqlRuleStore:
         query = select(_rules).where(or_(*scope)).order_by(*_ORDER)
 
         def read() -> list[Rule]:
-            with self._engine.connect() as connection:
+            with self._reading() as connection:
                 return [_rule_of(row) for row in connection.execute(query).mappings()]
 
         return self._run("read rules", read)
@@ -154,7 +155,7 @@ class SqlRuleStore:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
 
         def read() -> Rule:
-            with self._engine.connect() as connection:
+            with self._reading() as connection:
                 row = connection.execute(select(_rules).where(_rules.c.id == rule_id)).mappings()
                 return _found(rule_id, row.first())
 
@@ -233,6 +234,11 @@ class SqlRuleStore:
                 f"cannot {action} in {self._engine.url!r}: {type(error).__name__}: "
                 f"{_first_line(error)}"
             ) from error
+
+    def _reading(self) -> Connection:
+        # A read is one statement, consistent on its own: autocommit saves the BEGIN and
+        # ROLLBACK round trips a pooled connection would otherwise make.
+        return self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
 
     def _ensure_table(self) -> None:
         if self._table_ready:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -79,9 +80,16 @@ def tool(shop: Engine) -> SqlQueryTool:
     return SqlQueryTool(shop, timeout=5.0, handle_tool_error=False)
 
 
+def query(tool: SqlQueryTool, sql: str) -> dict[str, Any]:
+    """Run ``sql`` through the tool and decode the JSON text the model would see."""
+    result: dict[str, Any] = json.loads(tool.invoke({"sql": sql}))
+    return result
+
+
 def test_a_select_returns_json_rows(tool: SqlQueryTool) -> None:
-    result = tool.invoke(
-        {"sql": "SELECT o.id, c.name, o.note FROM orders o JOIN customers c ON c.id = o.customer"}
+    result = query(
+        tool,
+        "SELECT o.id, c.name, o.note FROM orders o JOIN customers c ON c.id = o.customer",
     )
 
     assert result["columns"] == ["id", "name", "note"]
@@ -173,7 +181,7 @@ def test_a_long_query_is_cancelled_by_the_server_at_the_timeout(
             {"sql": sql},
         ).scalar()
     assert still_running == 0
-    assert tool.invoke({"sql": "SELECT count(*) AS n FROM orders"})["rows"] == [{"n": 2}]
+    assert query(tool, "SELECT count(*) AS n FROM orders")["rows"] == [{"n": 2}]
 
 
 def test_the_pooled_connection_is_writable_again_after_a_query(
@@ -185,11 +193,11 @@ def test_the_pooled_connection_is_writable_again_after_a_query(
         assert connection.exec_driver_sql("SHOW transaction_read_only").scalar() == "off"
         assert connection.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
         connection.exec_driver_sql("DELETE FROM orders WHERE id = 2")
-    assert tool.invoke({"sql": "SELECT count(*) AS n FROM orders"})["rows"] == [{"n": 1}]
+    assert query(tool, "SELECT count(*) AS n FROM orders")["rows"] == [{"n": 1}]
 
 
 async def test_ainvoke_runs_a_query_and_refuses_a_write(tool: SqlQueryTool) -> None:
-    result = await tool.ainvoke({"sql": "SELECT name FROM customers ORDER BY id"})
+    result = json.loads(await tool.ainvoke({"sql": "SELECT name FROM customers ORDER BY id"}))
     assert result["rows"] == [{"name": "Ada"}, {"name": "Bob"}]
 
     with pytest.raises(InvalidToolCallError):
