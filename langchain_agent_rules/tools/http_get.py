@@ -209,6 +209,12 @@ def _binary_result(
     }
 
 
+def _transport_error(url: str, error: httpx.HTTPError, timeout: float) -> ToolExecutionError:
+    if isinstance(error, httpx.TimeoutException):
+        return ToolExecutionError(TIMED_OUT.format(url=url, timeout=timeout))
+    return ToolExecutionError(REQUEST_FAILED.format(url=url, detail=str(error).rstrip(".")))
+
+
 @functools.cache
 def _default_ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle takes ~130 ms; one verifying context serves every call and thread.
@@ -401,12 +407,8 @@ class HttpGetTool(BaseTool):
                         return self._read(response, str(target.url), deadline)
                     finally:
                         response.close()
-        except httpx.TimeoutException:
-            raise ToolExecutionError(TIMED_OUT.format(url=url, timeout=self.timeout)) from None
         except httpx.HTTPError as error:
-            raise ToolExecutionError(
-                REQUEST_FAILED.format(url=url, detail=str(error).rstrip("."))
-            ) from None
+            raise _transport_error(url, error, self.timeout) from None
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
     def _read(self, response: httpx.Response, url: str, deadline: float) -> dict[str, Any]:
@@ -438,12 +440,8 @@ class HttpGetTool(BaseTool):
                         return await self._aread(response, str(target.url), deadline)
                     finally:
                         await response.aclose()
-        except httpx.TimeoutException:
-            raise ToolExecutionError(TIMED_OUT.format(url=url, timeout=self.timeout)) from None
         except httpx.HTTPError as error:
-            raise ToolExecutionError(
-                REQUEST_FAILED.format(url=url, detail=str(error).rstrip("."))
-            ) from None
+            raise _transport_error(url, error, self.timeout) from None
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
     async def _aread(self, response: httpx.Response, url: str, deadline: float) -> dict[str, Any]:
