@@ -3,7 +3,8 @@
 The guard does not re-implement any of this: it hands `create_agent`'s tool handler to the
 agent's own tool runner (`run_tool_call` / `arun_tool_call`) as a zero-argument tool, so a
 tool called through `create_agent` meets the same timeout, the same ``ERROR: ...`` texts
-and the same truncation marker as one called by `create_rules_agent`.
+and the same truncation marker as one called by `create_rules_agent`. In a callback trace
+(LangSmith) each guarded call therefore shows as a ``tool_guard`` run beside the tool's own.
 """
 
 from __future__ import annotations
