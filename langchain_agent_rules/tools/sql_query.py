@@ -13,9 +13,9 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.tools import BaseTool
@@ -43,6 +43,7 @@ QUERY_TIMEOUT = (
     "The query was stopped after the {timeout:g} s limit. Make it cheaper: filter with "
     "WHERE, add LIMIT, or avoid large joins."
 )
+NO_RESULT_SET = "The query returned no rows and no columns; send a SELECT."
 QUERY_FAILED = "The database rejected the query: {detail}"
 
 
@@ -58,14 +59,14 @@ class _Dialect:
 
     display_name: str
     sqlglot_name: str
-    read_only: Callable[[Connection, float], Any]  # (connection, timeout) -> context manager
+    drivers: frozenset[str]  # the SQLAlchemy drivers whose connections read_only() knows
+    read_only: Callable[[Connection, float], AbstractContextManager[None]]
     is_timeout: Callable[[BaseException | None], bool]
 
 
 @contextmanager
 def _sqlite_read_only(connection: Connection, timeout: float) -> Iterator[None]:
-    raw = connection.connection.driver_connection
-    assert isinstance(raw, sqlite3.Connection)
+    raw = cast(sqlite3.Connection, connection.connection.driver_connection)
     previous = raw.execute("PRAGMA query_only").fetchone()[0]
     raw.execute("PRAGMA query_only = ON")
     deadline = time.monotonic() + timeout
@@ -106,8 +107,16 @@ def _postgres_is_timeout(error: BaseException | None) -> bool:
 
 
 _DIALECTS: dict[str, _Dialect] = {
-    "sqlite": _Dialect("SQLite", "sqlite", _sqlite_read_only, _sqlite_is_timeout),
-    "postgresql": _Dialect("PostgreSQL", "postgres", _postgres_read_only, _postgres_is_timeout),
+    "sqlite": _Dialect(
+        "SQLite", "sqlite", frozenset({"pysqlite"}), _sqlite_read_only, _sqlite_is_timeout
+    ),
+    "postgresql": _Dialect(
+        "PostgreSQL",
+        "postgres",
+        frozenset({"psycopg", "psycopg2"}),
+        _postgres_read_only,
+        _postgres_is_timeout,
+    ),
 }
 
 
@@ -199,10 +208,13 @@ class SqlQueryTool(BaseTool):
             raise ToolConfigurationError(f"timeout must be a positive number; got {timeout}.")
         engine = _as_engine(engine_or_url)
         dialect = _DIALECTS.get(engine.dialect.name)
-        if dialect is None:
+        if dialect is None or engine.dialect.driver not in dialect.drivers:
+            supported = ", ".join(
+                f"{name}+{driver}" for name, d in sorted(_DIALECTS.items()) for driver in d.drivers
+            )
             raise ToolConfigurationError(
-                f"sql_query supports {', '.join(sorted(_DIALECTS))} databases; "
-                f"got {engine.dialect.name!r}."
+                f"sql_query supports {supported}; got "
+                f"{engine.dialect.name}+{engine.dialect.driver}."
             )
         description = SQL_QUERY_DESCRIPTION.format(dialect=dialect.display_name, max_rows=max_rows)
         if include_schema:
@@ -225,7 +237,7 @@ class SqlQueryTool(BaseTool):
             ):
                 result = connection.execution_options(no_parameters=True).exec_driver_sql(sql)
                 if not result.returns_rows:
-                    raise ToolExecutionError("The query returned no result set.")
+                    raise ToolExecutionError(NO_RESULT_SET)
                 columns = _unique_names(list(result.keys()))
                 fetched = result.fetchmany(self.max_rows + 1)
                 result.close()

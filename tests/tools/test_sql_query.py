@@ -253,6 +253,16 @@ def test_bad_limits_are_configuration_errors(
         SqlQueryTool(f"sqlite:///{database}", **kwargs)
 
 
+def test_an_unsupported_driver_is_a_configuration_error() -> None:
+    pytest.importorskip("aiosqlite")
+    with pytest.raises(ToolConfigurationError) as caught:
+        SqlQueryTool("sqlite+aiosqlite://")
+    assert str(caught.value) == (
+        "sql_query supports postgresql+psycopg, postgresql+psycopg2, sqlite+pysqlite; "
+        "got sqlite+aiosqlite."
+    )
+
+
 def test_a_bad_url_is_a_configuration_error() -> None:
     with pytest.raises(ToolConfigurationError, match="SQLAlchemy Engine or database URL"):
         SqlQueryTool("not a url")
