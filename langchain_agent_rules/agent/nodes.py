@@ -28,6 +28,8 @@ from langgraph.types import interrupt
 from langchain_agent_rules.agent.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     LIMIT_REACHED_ANSWER,
+    NO_OBSERVATIONS,
+    OBSERVATION_PART,
     PARSE_ERROR,
     REJECTED,
     REPEATED_CALL,
@@ -367,9 +369,22 @@ class AgentNodes:
             )
 
     def _summary_input(self, rules_text: str, state: AgentState) -> list[BaseMessage]:
-        request = SUMMARIZE_REQUEST.format(max_iterations=self.settings.max_iterations)
-        protocol = self.protocol.current
-        return [*self._model_input(protocol, rules_text, state["messages"]), HumanMessage(request)]
+        # One compact message instead of the tool-call history: shown its own tool blocks,
+        # a small model tends to call the tool once more instead of answering.
+        task = next(
+            (m.text for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), ""
+        )
+        observations = "\n\n".join(
+            OBSERVATION_PART.format(tool=step["tool"] or "tool", observation=step["observation"])
+            for step in state.get("trace", [])
+            if step["status"] != "repeated"
+        )
+        request = SUMMARIZE_REQUEST.format(
+            task=task,
+            observations=observations or NO_OBSERVATIONS,
+            max_iterations=self.settings.max_iterations,
+        )
+        return [self._system_message(rules_text, "native"), HumanMessage(request)]
 
     def _finish(self, answer: str) -> dict[str, Any]:
         answer = answer or self._limit_answer()

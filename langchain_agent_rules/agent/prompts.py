@@ -12,6 +12,7 @@ __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "INVALID_ARGS",
     "LIMIT_REACHED_ANSWER",
+    "NO_OBSERVATIONS",
     "OBSERVATION_MESSAGE",
     "OBSERVATION_PART",
     "PARSE_ERROR",
@@ -83,9 +84,11 @@ REJECTED = (
 TRUNCATION_MARKER = "\n[truncated: showed {shown} of {total} bytes]"
 
 SUMMARIZE_REQUEST = (
-    "You have used all {max_iterations} tool iterations, so no more tools can run. Using only "
-    "the observations above, reply with FINAL: followed by your best answer to the task."
+    "Task: {task}\n\nWhat the tools returned:\n{observations}\n\n"
+    "No more tools can be used: all {max_iterations} tool iterations are spent. Using only "
+    "what the tools returned, reply with FINAL: followed by your best answer to the task."
 )
+NO_OBSERVATIONS = "(nothing)"
 LIMIT_REACHED_ANSWER = (
     "I stopped after {max_iterations} tool iterations without reaching an answer."
 )

@@ -265,9 +265,12 @@ def test_limit_summarize_asks_once_more_without_tools(protocol: str, mode: str) 
     )
     last_call = model.calls[-1]
     assert last_call.tools == []
+    assert [m.type for m in last_call.messages] == ["system", "human"]
+    assert "You can call these tools" not in last_call.system_prompt
     assert last_call.messages[-1].content == (
-        "You have used all 2 tool iterations, so no more tools can run. Using only the "
-        "observations above, reply with FINAL: followed by your best answer to the task."
+        "Task: x\n\nWhat the tools returned:\n[add]\n1\n\n[add]\n2\n\n"
+        "No more tools can be used: all 2 tool iterations are spent. Using only what the "
+        "tools returned, reply with FINAL: followed by your best answer to the task."
     )
     assert len(result["trace"]) == 2
 
