@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -125,16 +126,15 @@ class ChatLocalLlama(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        llama, lock = _shared_llama(self._model_file(), self.n_ctx, self.n_threads, self.seed)
-        with lock:
-            response = llama.create_chat_completion(
-                messages=[_to_llama_message(message) for message in messages],
-                temperature=self.temperature,
-                repeat_penalty=self.repeat_penalty,
-                max_tokens=self.max_tokens,
-                stop=stop or [],
-                seed=self.seed,
-            )
+        loaded = _shared_model(self._model_file(), self.n_ctx, self.n_threads, self.seed)
+        response = loaded.complete(
+            [_to_llama_message(message) for message in messages],
+            temperature=self.temperature,
+            repeat_penalty=self.repeat_penalty,
+            max_tokens=self.max_tokens,
+            stop=stop or [],
+            seed=self.seed,
+        )
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         message = AIMessage(
@@ -156,12 +156,33 @@ class ChatLocalLlama(BaseChatModel):
         return self.model_path
 
 
-_LOADED: dict[tuple[str, int, int, int], tuple[Any, threading.Lock]] = {}
+@dataclass
+class _LoadedModel:
+    """One loaded `llama_cpp.Llama`, the lock that serialises it, and its last conversation."""
+
+    llama: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    conversation: list[dict[str, str]] = field(default_factory=list)
+
+    def complete(self, messages: list[dict[str, str]], **options: Any) -> dict[str, Any]:
+        with self.lock:
+            # llama.cpp reuses the cached prefix of the previous prompt, and a reused prefix
+            # gives slightly different numbers than a fresh one; at temperature 0 that can
+            # change a reply. Reuse it only when this call continues the previous call's
+            # conversation (the steps of one agent run), so a conversation's replies never
+            # depend on what ran before it.
+            if messages[: len(self.conversation)] != self.conversation:
+                self.llama.reset()
+            self.conversation = messages
+            return dict(self.llama.create_chat_completion(messages=messages, **options))
+
+
+_LOADED: dict[tuple[str, int, int, int], _LoadedModel] = {}
 _LOADING_LOCK = threading.Lock()
 
 
-def _shared_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> tuple[Any, threading.Lock]:
-    """The process-wide `llama_cpp.Llama` for these settings, loaded on first use."""
+def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> _LoadedModel:
+    """The process-wide model for these settings, loaded on first use."""
     key = (os.path.realpath(path), n_ctx, n_threads, seed)
     with _LOADING_LOCK:
         if key not in _LOADED:
@@ -179,7 +200,7 @@ def _shared_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> tuple[Any
                 raise ModelUnavailableError(
                     f"llama.cpp cannot load {path}: {error}; is it a GGUF model file?"
                 ) from None
-            _LOADED[key] = (llama, threading.Lock())
+            _LOADED[key] = _LoadedModel(llama)
         return _LOADED[key]
 
 
