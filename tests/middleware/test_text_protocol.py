@@ -49,7 +49,7 @@ def test_the_model_reads_the_tools_prompt_and_a_text_history() -> None:
     assert [(m.type, m.text) for m in second.messages[1:]] == [
         ("human", "2 + 3?"),
         ("ai", '```tool\n{"tool": "add", "args": {"a": 2, "b": 3}}\n```'),
-        ("human", OBSERVATION_MESSAGE.format(observations="5")),
+        ("human", OBSERVATION_MESSAGE.format(observations="5", task="2 + 3?")),
     ]
 
 
