@@ -1,0 +1,76 @@
+"""The nodes take a plain state dict and return an update, so they can be tested alone."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+
+from langchain_agent_rules.agent.nodes import AgentNodes, AgentSettings
+from langchain_agent_rules.agent.protocol import ProtocolChoice
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.testing import ScriptedChatModel
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def make_nodes(model: ScriptedChatModel, protocol: str = "native") -> AgentNodes:
+    settings = AgentSettings(
+        max_iterations=3,
+        tool_timeout=5.0,
+        max_observation_bytes=1024,
+        on_limit="summarize",
+        system_prompt=None,
+        require_approval=frozenset(),
+        rules=None,
+        project_id=None,
+        rule_config=AgentRuleToolConfig(),
+    )
+    return AgentNodes(model, [add], ProtocolChoice(model, [add], protocol), settings)
+
+
+def test_tools_node_answers_each_call_and_extends_the_trace() -> None:
+    nodes = make_nodes(ScriptedChatModel([]))
+    state = {
+        "messages": [
+            HumanMessage("1+2 and 2+2?"),
+            AIMessage(
+                "",
+                tool_calls=[
+                    {"name": "add", "args": {"a": 1, "b": 2}, "id": "one"},
+                    {"name": "add", "args": {"a": 2, "b": 2}, "id": "two"},
+                ],
+            ),
+        ],
+        "iterations": 1,
+        "trace": [],
+    }
+    update = nodes.tools(state)  # type: ignore[arg-type]
+    assert [m.content for m in update["messages"]] == ["3", "4"]
+    assert [(s["step"], s["iteration"], s["observation"]) for s in update["trace"]] == [
+        (1, 1, "3"),
+        (2, 1, "4"),
+    ]
+
+
+def test_agent_node_in_text_mode_stores_only_the_parsed_call() -> None:
+    model = ScriptedChatModel(['Sure.\n```tool\n{"tool": "add", "args": {"a": 1, "b": 2}}\n```'])
+    nodes = make_nodes(model, "text")
+    update = nodes.agent({"messages": [HumanMessage("1+2?")], "iterations": 0}, {})  # type: ignore[typeddict-item]
+    (message,) = update["messages"]
+    assert message.content == ""
+    assert [(c["name"], c["args"]) for c in message.tool_calls] == [("add", {"a": 1, "b": 2})]
+    assert update["iterations"] == 1
+
+
+def test_routers_follow_the_state() -> None:
+    nodes = make_nodes(ScriptedChatModel([]))
+    asked = {"messages": [AIMessage("", tool_calls=[{"name": "add", "args": {}, "id": "x"}])]}
+    answered = {"messages": [AIMessage("done")]}
+    assert nodes.route_after_agent(asked) == "tools"  # type: ignore[arg-type]
+    assert nodes.route_after_agent(answered) == "__end__"  # type: ignore[arg-type]
+    assert nodes.route_after_tools({"messages": [], "iterations": 2}) == "agent"
+    assert nodes.route_after_tools({"messages": [], "iterations": 3}) == "limit"
