@@ -7,9 +7,10 @@ Needs the ``postgres`` extra (``langgraph-checkpoint-postgres`` and psycopg 3).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -17,6 +18,7 @@ from sqlalchemy.exc import ArgumentError
 from langchain_agent_rules.errors import AgentConfigurationError
 
 if TYPE_CHECKING:
+    import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
 ]
 
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
+_SETUP_LOCK_KEY = 0x61676E745F636B70  # any fixed 64-bit number shared by every worker
+_SETUP_LOCK_POLL_SECONDS = 0.05
 
 
 def is_postgres_url(spec: object) -> bool:
@@ -60,10 +64,25 @@ def open_postgres_checkpointer(url: str) -> Iterator[PostgresSaver]:
     with ExitStack() as stack:
         try:
             saver = stack.enter_context(PostgresSaver.from_conn_string(url))
-            saver.setup()
+            with psycopg.connect(url, autocommit=True) as lock:
+                _wait_for_setup_lock(lock)
+                saver.setup()
         except psycopg.Error as error:
             detail = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             raise AgentConfigurationError(
                 f"cannot use {redacted(url)} as a PostgreSQL checkpointer: {detail}"
             ) from None
         yield saver
+
+
+def _wait_for_setup_lock(connection: psycopg.Connection[Any]) -> None:
+    """Take the session lock that lets one worker at a time run ``setup()``.
+
+    ``setup()`` migrates without a lock, so two workers starting at once on a fresh
+    database insert the same migration row. Waiting inside ``pg_advisory_lock`` would
+    deadlock with the ``CREATE INDEX CONCURRENTLY`` of the worker holding the lock (it
+    waits for every running statement), so poll between statements instead.
+    """
+    query = "SELECT pg_try_advisory_lock(%s)"
+    while connection.execute(query, (_SETUP_LOCK_KEY,)).fetchone() != (True,):
+        time.sleep(_SETUP_LOCK_POLL_SECONDS)

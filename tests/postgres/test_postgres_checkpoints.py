@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 
 import pytest
 
@@ -14,6 +15,8 @@ from langchain_agent_rules.agent.postgres_checkpoints import (
 )
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.testing import ScriptedChatModel
+
+from .processes import run_together
 
 
 @pytest.mark.parametrize(
@@ -84,3 +87,25 @@ def test_bad_credentials_are_one_configuration_error(postgres_url: str) -> None:
         open_postgres_checkpointer(url),
     ):
         pass
+
+
+def open_and_run(url: str, thread_id: str, *, ready: Callable[[], object]) -> str:
+    """Open a checkpointer on a database nobody has set up yet and finish one run."""
+    ready()
+    with open_postgres_checkpointer(url) as saver:
+        agent = create_rules_agent(ScriptedChatModel([f"FINAL: {thread_id}"]), checkpointer=saver)
+        result = agent.invoke(
+            {"messages": [("user", "Who?")]}, {"configurable": {"thread_id": thread_id}}
+        )
+    return str(result["answer"])
+
+
+@pytest.mark.postgres
+def test_workers_starting_together_on_a_fresh_database_all_get_a_checkpointer(
+    pg_search_path_url: str,
+) -> None:
+    names = [f"worker{n}" for n in range(4)]
+
+    answers = run_together(open_and_run, [(pg_search_path_url, name) for name in names])
+
+    assert answers == names
