@@ -1,0 +1,75 @@
+"""The embedded model on the demo data: one model per session, a fixed seed and thread count."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.demo import demo_database_url, demo_project_root, demo_rules_path
+from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+
+RunTask = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture(scope="session")
+def local_model() -> BaseChatModel:
+    from langchain_agent_rules.models.local import ChatLocalLlama
+
+    return ChatLocalLlama(n_threads=2, seed=0)
+
+
+@pytest.fixture(scope="session")
+def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    url = demo_database_url(tmp_path_factory.mktemp("cache"))
+    return Path(url.removeprefix("sqlite:///"))
+
+
+@pytest.fixture(scope="session")
+def demo_tools(demo_database: Path) -> list[BaseTool]:
+    from langchain_agent_rules.tools.file_read import FileReadTool
+    from langchain_agent_rules.tools.sql_query import SqlQueryTool
+
+    return [
+        SqlQueryTool(f"sqlite:///{demo_database}", include_schema=True),
+        FileReadTool(demo_project_root()),
+    ]
+
+
+@pytest.fixture(scope="session")
+def run_task(local_model: BaseChatModel, demo_tools: list[BaseTool]) -> RunTask:
+    """Ask one question with the CLI's defaults; return the final state."""
+    rules = JsonFileRuleStore(demo_rules_path())
+
+    def run(question: str, project_id: int | None = None) -> dict[str, Any]:
+        agent = create_rules_agent(local_model, demo_tools, rules=rules, project_id=project_id)
+        return dict(agent.invoke({"messages": [("user", question)]}))
+
+    return run
+
+
+def database_value(database: Path, sql: str) -> Any:
+    with sqlite3.connect(database) as connection:
+        return connection.execute(sql).fetchone()[0]
+
+
+def numbers_in(text: str) -> list[float]:
+    """The numbers written in ``text`` (``626.25``, ``626,25``, ``1,234.5`` all read right)."""
+    found = re.findall(r"\d[\d,]*(?:[.,]\d+)?", text)
+    values = []
+    for raw in found:
+        if re.fullmatch(r"\d+,\d{1,2}", raw):  # a decimal comma, as French writes it
+            raw = raw.replace(",", ".")
+        values.append(float(raw.replace(",", "")))
+    return values
+
+
+def tools_called(state: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(step["tool"], step["status"]) for step in state["trace"]]

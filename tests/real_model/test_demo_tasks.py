@@ -1,0 +1,83 @@
+"""Six kinds of task, end to end with the embedded model on the demo data.
+
+Each test asserts behaviour: the right tool ran, the number in the answer is the one
+the database holds, the rule was followed. Not wording.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import RunTask, database_value, numbers_in, tools_called
+
+pytestmark = pytest.mark.local_model
+
+FRENCH_WORDS = {"nous", "avons", "vendons", "produits", "il", "y", "sont", "le", "les", "des"}
+ENGLISH_WORDS = {"we", "have", "sell", "products", "there", "are", "the"}
+
+
+def test_counting_rows_answers_with_the_databases_count(
+    run_task: RunTask, demo_database: Path
+) -> None:
+    state = run_task("How many active customers do we have?", project_id=1)
+    expected = database_value(demo_database, "SELECT COUNT(*) FROM customers WHERE active = 1")
+    assert tools_called(state) == [("sql_query", "ok")]
+    assert expected in numbers_in(state["answer"])
+    assert state["stop_reason"] == "final"
+
+
+def test_summing_a_column_answers_with_the_databases_total(
+    run_task: RunTask, demo_database: Path
+) -> None:
+    state = run_task("What is the total amount of all orders?", project_id=1)
+    expected = database_value(demo_database, "SELECT SUM(amount) FROM orders")
+    assert tools_called(state) == [("sql_query", "ok")]
+    assert expected in numbers_in(state["answer"])
+
+
+def test_reading_a_file_answers_from_its_content(run_task: RunTask) -> None:
+    state = run_task("According to docs/notes.md, when does the next release ship?")
+    assert tools_called(state) == [("file_read", "ok")]
+    assert state["trace"][0]["args"]["path"] == "docs/notes.md"
+    assert re.search(r"14 March 2026|March 14, 2026", state["answer"])
+
+
+def test_a_two_step_question_uses_the_file_then_the_database(run_task: RunTask) -> None:
+    state = run_task(
+        "Read docs/notes.md to find who owns the next release, then look up that "
+        "customer's city in the database."
+    )
+    ok_tools = [tool for tool, status in tools_called(state) if status == "ok"]
+    assert ok_tools[:2] == ["file_read", "sql_query"]
+    assert "Nantes" in state["answer"]
+
+
+def test_a_question_that_needs_no_data_calls_no_tool(run_task: RunTask) -> None:
+    state = run_task("What is 12 times 7?")
+    assert state["trace"] == []
+    assert 84 in numbers_in(state["answer"])
+
+
+def test_a_project_rule_to_answer_in_french_is_followed(
+    run_task: RunTask, demo_database: Path
+) -> None:
+    state = run_task("How many products do we sell?", project_id=2)
+    words = set(re.findall(r"[a-zà-ÿ]+", state["answer"].lower()))
+    assert tools_called(state) == [("sql_query", "ok")]
+    assert (
+        database_value(demo_database, "SELECT COUNT(*) FROM products")
+        in numbers_in(state["answer"])
+        or "cinq" in words
+    )
+    assert len(words & FRENCH_WORDS) >= 2, state["answer"]
+    assert not words & ENGLISH_WORDS, state["answer"]
+
+
+def test_the_same_task_gets_the_same_run_twice(run_task: RunTask) -> None:
+    first = run_task("What is the total amount of all orders?", project_id=1)
+    second = run_task("What is the total amount of all orders?", project_id=1)
+    assert second["answer"] == first["answer"]
+    assert [s["args"] for s in second["trace"]] == [s["args"] for s in first["trace"]]
