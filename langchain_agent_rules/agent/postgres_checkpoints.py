@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -33,7 +33,7 @@ _SETUP_LOCK_KEY = 0x61676E745F636B70  # any fixed 64-bit number shared by every 
 _SETUP_LOCK_POLL_SECONDS = 0.05
 
 
-def is_postgres_url(spec: object) -> bool:
+def is_postgres_url(spec: object) -> TypeGuard[str]:
     """Whether ``spec`` is a ``postgresql://`` (or ``postgres://``) URL."""
     return isinstance(spec, str) and spec.startswith(POSTGRES_URL_SCHEMES)
 

@@ -21,12 +21,18 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.postgres_checkpoints import (
+    is_postgres_url,
+    open_postgres_checkpointer,
+    redacted,
+)
 from langchain_agent_rules.cli._display import print_answer, print_step, trace_table
 from langchain_agent_rules.demo import (
     DEMO_QUESTIONS,
@@ -112,9 +118,9 @@ def _add_model_option(parser: argparse.ArgumentParser) -> None:
 def _add_checkpoints_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checkpoints",
-        type=Path,
-        metavar="PATH",
-        help="SQLite file where runs are stored (default: runs.sqlite in the cache folder)",
+        metavar="PATH_OR_URL",
+        help="SQLite file where runs are stored (default: runs.sqlite in the cache folder), "
+        "or a postgresql:// URL shared by several workers",
     )
 
 
@@ -152,15 +158,18 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def _trace_command(args: argparse.Namespace) -> int:
-    path = args.checkpoints or default_checkpoints_path()
-    if not path.is_file():
-        raise AgentConfigurationError(
-            f"no checkpoint file at {path}; runs are stored there by agent-rules run"
-        )
-    with _checkpointer(path) as saver:
+    where = redacted(args.checkpoints) if is_postgres_url(args.checkpoints) else None
+    if where is None:
+        path = Path(args.checkpoints) if args.checkpoints else default_checkpoints_path()
+        if not path.is_file():
+            raise AgentConfigurationError(
+                f"no checkpoint file at {path}; runs are stored there by agent-rules run"
+            )
+        where = str(path)
+    with _checkpointer(args.checkpoints) as saver:
         stored = saver.get_tuple({"configurable": {"thread_id": args.thread}})
     if stored is None:
-        raise AgentConfigurationError(f"no run stored for thread {args.thread!r} in {path}")
+        raise AgentConfigurationError(f"no run stored for thread {args.thread!r} in {where}")
     trace = list(stored.checkpoint["channel_values"].get("trace") or [])
     if args.json:
         print(json.dumps(trace, ensure_ascii=False))
@@ -231,8 +240,12 @@ def _rules(spec: str | None) -> RuleReader | None:
 
 
 @contextmanager
-def _checkpointer(path: Path | None) -> Iterator[SqliteSaver]:
-    target = path or default_checkpoints_path()
+def _checkpointer(spec: str | None) -> Iterator[BaseCheckpointSaver[Any]]:
+    if is_postgres_url(spec):
+        with open_postgres_checkpointer(spec) as postgres_saver:
+            yield postgres_saver
+        return
+    target = Path(spec) if spec else default_checkpoints_path()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(target, check_same_thread=False)
