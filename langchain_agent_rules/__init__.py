@@ -1,5 +1,15 @@
-"""Prioritised agent rules, safe built-in tools and a bounded LangGraph ReAct agent."""
+"""Prioritised agent rules, safe built-in tools and a bounded LangGraph ReAct agent.
 
+Everything public is importable from here. The ``create_agent`` middleware needs the
+``langchain`` extra, so its three classes are loaded on first access
+(``langchain_agent_rules.ToolGuardMiddleware``) rather than at import.
+"""
+
+from typing import Any
+
+from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
+from langchain_agent_rules.agent.state import AgentState, StopReason, TraceStep
 from langchain_agent_rules.errors import (
     AgentConfigurationError,
     AgentRulesError,
@@ -13,22 +23,66 @@ from langchain_agent_rules.errors import (
     ToolConfigurationError,
     ToolExecutionError,
 )
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.models.local import ChatLocalLlama
+from langchain_agent_rules.models.resolve import resolve_chat_model
+from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+from langchain_agent_rules.rules.langgraph_store import (
+    DEFAULT_RULE_NAMESPACE,
+    LangGraphRuleStore,
+)
+from langchain_agent_rules.rules.limits import (
+    AgentRuleToolConfig,
+    EffectiveRules,
+    PublicRule,
+    effective_rules_payload,
+)
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule, RuleTarget, RuleType
+from langchain_agent_rules.rules.open import open_rule_store
+from langchain_agent_rules.rules.sql_store import SqlRuleStore
 from langchain_agent_rules.rules.store import RuleReader, RuleStore, RuleWriter
+from langchain_agent_rules.tools.agent_rule import AgentRuleTool, aeffective_rules_payload
+from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool
+from langchain_agent_rules.tools.file_read import FileReadTool
+from langchain_agent_rules.tools.http_get import HttpGetTool
+from langchain_agent_rules.tools.path_guard import DEFAULT_DENY
+from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
 __version__ = "0.1.0"
 
+_MIDDLEWARE = ("AgentRulesMiddleware", "TextToolProtocolMiddleware", "ToolGuardMiddleware")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MIDDLEWARE:
+        from langchain_agent_rules import middleware
+
+        return getattr(middleware, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "DEFAULT_DENY",
+    "DEFAULT_RULE_NAMESPACE",
     "AgentConfigurationError",
+    "AgentRuleAdminTool",
+    "AgentRuleTool",
     "AgentRuleToolConfig",
     "AgentRulesError",
+    "AgentState",
+    "ApprovalHandler",
+    "ChatLocalLlama",
     "DuplicateRuleError",
+    "EffectiveRules",
+    "FileReadTool",
+    "HttpGetTool",
     "InMemoryRuleStore",
     "InvalidToolCallError",
     "IterationLimitError",
+    "JsonFileRuleStore",
+    "LangGraphRuleStore",
     "ModelUnavailableError",
+    "PublicRule",
     "Rule",
     "RuleNotFoundError",
     "RuleReader",
@@ -38,7 +92,17 @@ __all__ = [
     "RuleType",
     "RuleValidationError",
     "RuleWriter",
+    "RulesAgent",
+    "SqlQueryTool",
+    "SqlRuleStore",
+    "StopReason",
     "ToolConfigurationError",
     "ToolExecutionError",
+    "TraceStep",
     "__version__",
+    "aeffective_rules_payload",
+    "create_rules_agent",
+    "effective_rules_payload",
+    "open_rule_store",
+    "resolve_chat_model",
 ]
