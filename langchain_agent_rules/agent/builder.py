@@ -3,12 +3,15 @@
 The graph::
 
     START -> start -> agent -> (tools | END)
-                      tools -> (agent | limit)
+                      tools -> (agent | limit | repeated_calls)
                       limit -> END
+                      repeated_calls -> END
 
 ``start`` resets the per-run fields, ``agent`` is one model turn, ``tools`` runs the
 calls of that turn and ``limit`` decides the answer once ``max_iterations`` turns have
-used tools. The graph binds its own ``recursion_limit`` from ``max_iterations``, so
+used tools. ``repeated_calls`` asks the model, without tools, for its answer when a turn
+only repeated calls it had already made (a small model otherwise repeats them until the
+limit). The graph binds its own ``recursion_limit`` from ``max_iterations``, so
 LangGraph's ``GraphRecursionError`` cannot end a run.
 """
 
@@ -75,7 +78,9 @@ def create_rules_agent(
         project_id: The project whose rules apply (``None``: global rules only).
         protocol: ``"native"`` (bind the tools), ``"text"`` (fenced JSON in the prompt)
             or ``"auto"``.
-        max_iterations: Model turns that may use tools; then ``on_limit`` applies.
+        max_iterations: Model turns that may use tools; then ``on_limit`` applies. A
+            turn whose calls all repeat earlier ones ends the run before that: one model
+            call without tools gives the answer (``stop_reason="repeated_calls"``).
         tool_timeout: Seconds one tool call may take before it becomes an error.
         max_observation_bytes: UTF-8 bytes of one observation the model may see.
         on_limit: ``"summarize"`` (one last model call without tools), ``"end"`` (a fixed
@@ -114,6 +119,7 @@ def create_rules_agent(
     graph.add_node("agent", RunnableCallable(nodes.agent, nodes.aagent))
     graph.add_node("tools", RunnableCallable(nodes.tools, nodes.atools))
     graph.add_node("limit", RunnableCallable(nodes.limit, nodes.alimit))
+    graph.add_node("repeated_calls", RunnableCallable(nodes.repeated_calls, nodes.arepeated_calls))
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")
     # Routers get an async twin too: a sync-only router in an async run costs a thread hop.
@@ -121,9 +127,12 @@ def create_rules_agent(
         "agent", _router(nodes.route_after_agent, "route_after_agent"), ["tools", END]
     )
     graph.add_conditional_edges(
-        "tools", _router(nodes.route_after_tools, "route_after_tools"), ["agent", "limit"]
+        "tools",
+        _router(nodes.route_after_tools, "route_after_tools"),
+        ["agent", "limit", "repeated_calls"],
     )
     graph.add_edge("limit", END)
+    graph.add_edge("repeated_calls", END)
     compiled = graph.compile(checkpointer=checkpointer, store=store, name="rules_agent")
     return compiled.with_config(recursion_limit=recursion_limit_for(max_iterations))
 

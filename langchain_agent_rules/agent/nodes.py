@@ -1,4 +1,6 @@
-"""The agent's nodes: start, agent (the model turn), tools and limit, in sync and async.
+"""The agent's nodes: start, agent (the model turn), tools, limit and repeated_calls.
+
+Every node has a sync and an async body.
 
 Each node takes the state and returns a state update, so it can be tested alone. The
 history in the state is protocol-neutral (``AIMessage.tool_calls`` plus one
@@ -33,11 +35,13 @@ from langchain_agent_rules.agent.prompts import (
     PARSE_ERROR,
     REJECTED,
     REPEATED_CALL,
+    REPEATED_CALLS_ANSWER,
+    REPEATED_CALLS_REQUEST,
     SUMMARIZE_REQUEST,
 )
 from langchain_agent_rules.agent.protocol import Protocol, ProtocolChoice
 from langchain_agent_rules.agent.rules_prompt import aread_rules_prompt, read_rules_prompt
-from langchain_agent_rules.agent.state import AgentState, TraceStep
+from langchain_agent_rules.agent.state import AgentState, StopReason, TraceStep
 from langchain_agent_rules.agent.text_protocol import (
     extract_answer,
     parse_tool_reply,
@@ -350,9 +354,18 @@ class AgentNodes:
         return self._update(state, message, decisions, outcomes)
 
     def route_after_tools(self, state: AgentState) -> str:
-        """Back to the model, or to the limit once ``max_iterations`` turns used tools."""
-        if state.get("iterations", 0) >= self.settings.max_iterations:
+        """Where to go after the tools ran: ``agent``, ``limit`` or ``repeated_calls``.
+
+        ``limit`` once ``max_iterations`` turns used tools; ``repeated_calls`` when every
+        call of the last turn repeated an earlier one. The limit comes first, so
+        ``on_limit`` keeps its meaning on the last iteration.
+        """
+        iteration = state.get("iterations", 0)
+        if iteration >= self.settings.max_iterations:
             return "limit"
+        statuses = {s["status"] for s in state.get("trace", []) if s["iteration"] == iteration}
+        if statuses == {"repeated"}:
+            return "repeated_calls"
         return "agent"
 
     # --- limit: what happens after max_iterations --------------------------------------
@@ -368,7 +381,9 @@ class AgentNodes:
                 "on_limit='summarize' or 'end'"
             )
 
-    def _summary_input(self, rules_text: str, state: AgentState) -> list[BaseMessage]:
+    def _summary_input(
+        self, rules_text: str, state: AgentState, template: str
+    ) -> list[BaseMessage]:
         # One compact message instead of the tool-call history: shown its own tool blocks,
         # a small model tends to call the tool once more instead of answering.
         task = next(
@@ -379,37 +394,60 @@ class AgentNodes:
             for step in state.get("trace", [])
             if step["status"] != "repeated"
         )
-        request = SUMMARIZE_REQUEST.format(
+        request = template.format(
             task=task,
             observations=observations or NO_OBSERVATIONS,
             max_iterations=self.settings.max_iterations,
         )
         return [self._system_message(rules_text, "native"), HumanMessage(request)]
 
-    def _finish(self, answer: str) -> dict[str, Any]:
-        answer = answer or self._limit_answer()
+    @staticmethod
+    def _finish(answer: str, fallback: str, stop_reason: StopReason) -> dict[str, Any]:
+        answer = answer or fallback
         return {
             "messages": [AIMessage(content=answer)],
             "answer": answer,
-            "stop_reason": "max_iterations",
+            "stop_reason": stop_reason,
         }
+
+    def _finish_limit(self, answer: str) -> dict[str, Any]:
+        return self._finish(answer, self._limit_answer(), "max_iterations")
 
     def limit(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         """Raise, end with a fixed answer, or ask the model (without tools) for its best answer."""
         self._check_raise()
         if self.settings.on_limit == "end":
-            return self._finish("")
-        reply = self.model.invoke(self._summary_input(self._rules_text(), state), config)
-        return self._finish(extract_answer(reply.text))
+            return self._finish_limit("")
+        request = self._summary_input(self._rules_text(), state, SUMMARIZE_REQUEST)
+        reply = self.model.invoke(request, config)
+        return self._finish_limit(extract_answer(reply.text))
 
     async def alimit(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         """Async `limit`."""
         self._check_raise()
         if self.settings.on_limit == "end":
-            return self._finish("")
-        rules_text = await self._arules_text()
-        reply = await self.model.ainvoke(self._summary_input(rules_text, state), config)
-        return self._finish(extract_answer(reply.text))
+            return self._finish_limit("")
+        request = self._summary_input(await self._arules_text(), state, SUMMARIZE_REQUEST)
+        reply = await self.model.ainvoke(request, config)
+        return self._finish_limit(extract_answer(reply.text))
+
+    # --- repeated_calls: a turn that only repeated earlier calls ----------------------------
+
+    def repeated_calls(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        """Ask the model, without tools, for its answer from what the tools returned.
+
+        Not the iteration limit, so ``on_limit`` does not apply: the model always gets
+        this one call, and an empty reply gives the fixed `REPEATED_CALLS_ANSWER`.
+        """
+        request = self._summary_input(self._rules_text(), state, REPEATED_CALLS_REQUEST)
+        reply = self.model.invoke(request, config)
+        return self._finish(extract_answer(reply.text), REPEATED_CALLS_ANSWER, "repeated_calls")
+
+    async def arepeated_calls(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        """Async `repeated_calls`."""
+        request = self._summary_input(await self._arules_text(), state, REPEATED_CALLS_REQUEST)
+        reply = await self.model.ainvoke(request, config)
+        return self._finish(extract_answer(reply.text), REPEATED_CALLS_ANSWER, "repeated_calls")
 
 
 def _new_call_id() -> str:

@@ -18,6 +18,8 @@ __all__ = [
     "PARSE_ERROR",
     "REJECTED",
     "REPEATED_CALL",
+    "REPEATED_CALLS_ANSWER",
+    "REPEATED_CALLS_REQUEST",
     "RULES_HEADER",
     "RULE_GROUP_HEADERS",
     "RULE_LINE",
@@ -91,4 +93,15 @@ SUMMARIZE_REQUEST = (
 NO_OBSERVATIONS = "(nothing)"
 LIMIT_REACHED_ANSWER = (
     "I stopped after {max_iterations} tool iterations without reaching an answer."
+)
+
+# A turn that only repeated earlier calls gets no further tool iteration: measured with the
+# embedded 1.5B model, it re-sent the same block every turn until max_iterations.
+REPEATED_CALLS_REQUEST = (
+    "Task: {task}\n\nWhat the tools returned:\n{observations}\n\n"
+    "No more tools will be run: your last tool call repeated an earlier one. Using only "
+    "what the tools returned, reply with FINAL: followed by your best answer to the task."
+)
+REPEATED_CALLS_ANSWER = (
+    "I stopped because a tool call repeated an earlier one, without reaching an answer."
 )

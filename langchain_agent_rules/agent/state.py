@@ -9,7 +9,11 @@ from langgraph.graph.message import add_messages
 
 __all__ = ["AgentInput", "AgentState", "StopReason", "TraceStep"]
 
-StopReason = Literal["final", "max_iterations"]
+StopReason = Literal["final", "max_iterations", "repeated_calls"]
+"""Why a run ended: ``final`` (the model answered), ``max_iterations`` (the ``limit`` node
+answered after the last tool iteration) or ``repeated_calls`` (a model turn only repeated
+tool calls already made in this run, so the model was asked once, without tools, for its
+answer)."""
 
 
 class TraceStep(TypedDict):

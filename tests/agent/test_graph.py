@@ -221,31 +221,120 @@ def test_native_invalid_tool_call_gets_an_error_and_counts(mode: str) -> None:
     assert seen.startswith("ERROR: your tool call could not be read: unterminated JSON.")
 
 
+@tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    return f"text of {path}"
+
+
+REPEATED_REQUEST = (
+    "Task: x\n\nWhat the tools returned:\n[read_file]\ntext of a.txt\n\n"
+    "No more tools will be run: your last tool call repeated an earlier one. Using only "
+    "what the tools returned, reply with FINAL: followed by your best answer to the task."
+)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_repeated_identical_call_is_not_run_again(protocol: str, mode: str) -> None:
+def test_a_turn_of_only_repeated_calls_asks_for_the_answer_without_tools(
+    protocol: str, mode: str
+) -> None:
     runs: list[str] = []
 
-    @tool
-    def read_file(path: str) -> str:
+    @tool("read_file")
+    def counting_read_file(path: str) -> str:
         """Read a file."""
         runs.append(path)
-        return "hello"
+        return f"text of {path}"
 
     model = ScriptedChatModel(
         [
             call_step(protocol, "read_file", path="a.txt"),
             call_step(protocol, "read_file", path="a.txt"),
-            "FINAL: hello",
+            "FINAL: it says hello",
+        ]
+    )
+    result = run(create_rules_agent(model, [counting_read_file], protocol=protocol), "x", mode)
+    assert runs == ["a.txt"]
+    assert (result["answer"], result["stop_reason"], result["iterations"]) == (
+        "it says hello",
+        "repeated_calls",
+        2,
+    )
+    assert [s["status"] for s in result["trace"]] == ["ok", "repeated"]
+    last_call = model.calls[-1]
+    assert last_call.tools == []
+    assert "You can call these tools" not in last_call.system_prompt
+    assert [m.type for m in last_call.messages] == ["system", "human"]
+    assert last_call.messages[-1].content == REPEATED_REQUEST
+    assert model.remaining == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("on_limit", ["summarize", "end", "raise"])
+def test_repeated_calls_ask_for_the_answer_whatever_on_limit_says(on_limit: str, mode: str) -> None:
+    model = ScriptedChatModel(
+        [
+            call_step("native", "read_file", path="a.txt"),
+            call_step("native", "read_file", path="a.txt"),
+            "FINAL: from a.txt",
+        ]
+    )
+    agent = create_rules_agent(model, [read_file], protocol="native", on_limit=on_limit)
+    result = run(agent, "x", mode)
+    assert (result["answer"], result["stop_reason"]) == ("from a.txt", "repeated_calls")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_repeated_calls_fall_back_to_the_fixed_answer_when_the_reply_has_no_text(
+    protocol: str, mode: str
+) -> None:
+    again = call_step(protocol, "read_file", path="a.txt")
+    summary = again.removeprefix("I will use a tool.\n") if isinstance(again, str) else again
+    model = ScriptedChatModel([again, again, summary])
+    result = run(create_rules_agent(model, [read_file], protocol=protocol), "x", mode)
+    assert (result["answer"], result["stop_reason"]) == (
+        "I stopped because a tool call repeated an earlier one, without reaching an answer.",
+        "repeated_calls",
+    )
+    assert len(result["trace"]) == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_repeated_call_beside_a_new_one_is_answered_and_the_run_goes_on(
+    protocol: str, mode: str
+) -> None:
+    model = ScriptedChatModel(
+        [
+            call_step(protocol, "read_file", path="a.txt"),
+            calls_step(
+                protocol, ("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"})
+            ),
+            "FINAL: both read",
         ]
     )
     result = run(create_rules_agent(model, [read_file], protocol=protocol), "x", mode)
-    assert runs == ["a.txt"]
-    assert [s["status"] for s in result["trace"]] == ["ok", "repeated"]
-    assert last_observation_seen(model, protocol) == (
+    assert (result["answer"], result["stop_reason"]) == ("both read", "final")
+    assert [s["status"] for s in result["trace"]] == ["ok", "repeated", "ok"]
+    last_call = model.calls[-1]
+    assert last_call.tools == ([] if protocol == "text" else ["read_file"])
+    seen = "\n".join(m.text for m in last_call.messages[-2:])
+    assert (
         'You already called tool "read_file" with these arguments, so it was not run again. '
-        "Answer now with FINAL: and what you know. Its result was:\nhello"
+        "Answer now with FINAL: and what you know. Its result was:\ntext of a.txt"
+    ) in seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_iteration_limit_comes_before_the_repeated_call_stop(mode: str) -> None:
+    steps = [call_step("native", "read_file", path="a.txt")] * 2
+    agent = create_rules_agent(
+        ScriptedChatModel(steps), [read_file], protocol="native", max_iterations=2, on_limit="raise"
     )
+    with pytest.raises(IterationLimitError, match="max_iterations=2"):
+        run(agent, "x", mode)
 
 
 def looping(protocol: str, count: int) -> list[AIMessage | str]:

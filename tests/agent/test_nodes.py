@@ -74,3 +74,19 @@ def test_routers_follow_the_state() -> None:
     assert nodes.route_after_agent(answered) == "__end__"  # type: ignore[arg-type]
     assert nodes.route_after_tools({"messages": [], "iterations": 2}) == "agent"
     assert nodes.route_after_tools({"messages": [], "iterations": 3}) == "limit"
+
+
+def step(iteration: int, status: str) -> dict[str, object]:
+    return {"iteration": iteration, "status": status}
+
+
+def test_after_a_turn_of_only_repeated_calls_the_router_asks_for_the_answer() -> None:
+    nodes = make_nodes(ScriptedChatModel([]))
+    repeated_only = [step(1, "ok"), step(2, "repeated"), step(2, "repeated")]
+    mixed = [step(1, "ok"), step(2, "repeated"), step(2, "ok")]
+    earlier = [step(1, "repeated"), step(2, "ok")]
+    for trace, route in [(repeated_only, "repeated_calls"), (mixed, "agent"), (earlier, "agent")]:
+        state = {"messages": [], "iterations": 2, "trace": trace}
+        assert nodes.route_after_tools(state) == route  # type: ignore[arg-type]
+    at_limit = {"messages": [], "iterations": 3, "trace": [step(1, "ok"), step(3, "repeated")]}
+    assert nodes.route_after_tools(at_limit) == "limit"  # type: ignore[arg-type]
