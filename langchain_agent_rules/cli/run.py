@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -27,7 +26,7 @@ from rich.console import Console
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.facade import RulesAgent
 from langchain_agent_rules.agent.postgres_checkpoints import (
     is_postgres_url,
     open_postgres_checkpointer,
@@ -139,7 +138,7 @@ def _run_command(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     with _checkpointer(args.checkpoints) as saver:
         model = _load_model(args.model, console, quiet=args.json)
-        agent = create_rules_agent(
+        agent = RulesAgent(
             model,
             tools,
             rules=rules,
@@ -194,7 +193,7 @@ def _demo_command(args: argparse.Namespace) -> int:
     with _checkpointer(args.checkpoints) as saver:
         model = _load_model(args.model, console, quiet=False)
         for demo in DEMO_QUESTIONS:
-            agent = create_rules_agent(
+            agent = RulesAgent(
                 model, tools, rules=rules, project_id=demo.project_id, checkpointer=saver
             )
             console.rule(f"{demo.question} [dim](project {demo.project_id})[/dim]")
@@ -268,39 +267,20 @@ def _load_model(spec: str, console: Console, *, quiet: bool) -> BaseChatModel:
 
 
 def _ask(
-    agent: Any, question: str, thread_id: str, console: Console, *, live: bool
+    agent: RulesAgent, question: str, thread_id: str, console: Console, *, live: bool
 ) -> dict[str, Any]:
     """Run one question; print each tool call as it finishes when ``live``."""
-    config = {"configurable": {"thread_id": thread_id}}
-    shown = 0
-    status = console.status("thinking…") if live else None
-    with status or nullcontext():
-        for update in agent.stream(
-            {"messages": [HumanMessage(question)]}, config, stream_mode="updates"
-        ):
-            for values in update.values():
-                if not isinstance(values, dict):
-                    continue
-                trace = values.get("trace") or []
-                for step in trace[shown:]:
-                    if live:
-                        print_step(console, step)
-                shown = max(shown, len(trace))
-                calls = _tool_calls(values)
-                if status is not None:
-                    status.update(f"running {', '.join(calls)}…" if calls else "thinking…")
-    state = agent.get_state(config).values
+    summary: dict[str, Any] = {}
+    with console.status("thinking…") if live else nullcontext():
+        for event in agent.stream(question, thread_id=thread_id):
+            if "step" in event:
+                if live:
+                    print_step(console, event)
+            else:
+                summary = event
     return {
-        "answer": state.get("answer") or "",
-        "stop_reason": state.get("stop_reason") or "",
-        "iterations": state.get("iterations", 0),
-        "trace": list(state.get("trace") or []),
+        "answer": summary.get("answer") or "",
+        "stop_reason": summary.get("stop_reason") or "",
+        "iterations": summary.get("iterations", 0),
+        "trace": agent.trace(),
     }
-
-
-def _tool_calls(values: dict[str, Any]) -> list[str]:
-    messages = values.get("messages") or []
-    last = messages[-1] if isinstance(messages, list) and messages else None
-    if isinstance(last, AIMessage):
-        return [call["name"] for call in last.tool_calls]
-    return []

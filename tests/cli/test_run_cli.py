@@ -142,7 +142,7 @@ def test_trace_reads_a_stored_run_as_json(tmp_path: Path, shop: str) -> None:
     (step,) = json.loads(result.stdout)
     assert (step["tool"], step["status"]) == ("sql_query", "ok")
     assert step["args"] == {"sql": "SELECT COUNT(*) AS n FROM users WHERE active = 1"}
-    assert '"n": 2' in step["observation"]
+    assert json.loads(step["observation"])["rows"] == [{"n": 2}]
 
 
 def test_trace_prints_a_table_from_the_default_checkpoint_file(tmp_path: Path, shop: str) -> None:
