@@ -1,7 +1,10 @@
 """Run functions in real, separate processes that start their work together.
 
-The processes are forked from the test process, so they skip the seconds of imports a new
-interpreter needs; each one opens its own database connections.
+The processes come from a fork server: a clean interpreter started once, with the heavy
+modules imported, that forks each worker. Forking the test process itself would copy
+state whose threads do not survive a fork (the agent's tool worker pool), and a fresh
+interpreter per worker would cost seconds of imports. Each worker opens its own database
+connections; workers must be module-level functions (they are passed by name).
 """
 
 from __future__ import annotations
@@ -11,6 +14,16 @@ import queue
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+_PRELOAD = [
+    "langchain_agent_rules.agent.builder",
+    "langchain_agent_rules.cli",
+    "langchain_agent_rules.rules.sql_store",
+    "langchain_agent_rules.testing",
+    "langgraph.checkpoint.postgres",
+    "langgraph.store.postgres",
+    "psycopg",
+]
 
 Worker = Callable[..., str]
 """A worker gets its arguments plus ``ready``: it prepares, calls ``ready()``, then works."""
@@ -23,7 +36,8 @@ def run_together(
 
     Every process prepares first; all of them start working when the last one is ready.
     """
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)  # used when the fork server first starts
     barrier = context.Barrier(len(argument_lists))
     results: multiprocessing.Queue[tuple[int, str, str]] = context.Queue()
     processes = [
