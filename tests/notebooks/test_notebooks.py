@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -12,12 +13,13 @@ from nbclient import NotebookClient
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 CELL_TIMEOUT_S = 120
 
-# What each notebook must show when the scripted model drives it.
-EXPECTED_OUTPUT = {
+# What each notebook must show when the scripted model drives it (a pattern where the
+# tool's JSON spacing is not the point).
+EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
     "01_quickstart.ipynb": [
         "We have 9 active customers.",
         "| 1 | sql_query |",
-        '"active_customers": 9',
+        re.compile(r'"active_customers"\s*:\s*9'),
         "answer: The total amount of all orders is 626.25 EUR. (final, 1 iteration(s))",
         "Requirements (always do this):",
     ],
@@ -31,7 +33,7 @@ EXPECTED_OUTPUT = {
         'ERROR: a human reviewer rejected the call to tool "agent_rule_admin"',
     ],
     "03_safe_tools.ipynb": [
-        "'truncated': True",
+        re.compile(r"truncated['\"]\s*:\s*[Tt]rue"),
         "a DELETE statement is not a read-only query",
         "must be exactly one statement; got 2",
         "it leads outside the project folder",
@@ -58,6 +60,10 @@ def output_text(notebook: nbformat.NotebookNode) -> str:
     return "\n".join(parts)
 
 
+def shows(text: str, expected: str | re.Pattern[str]) -> bool:
+    return expected in text if isinstance(expected, str) else bool(expected.search(text))
+
+
 def test_every_notebook_is_covered() -> None:
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED_OUTPUT)
 
@@ -76,7 +82,7 @@ def test_the_notebook_runs_top_to_bottom_on_the_scripted_model(name: str) -> Non
 
     text = output_text(notebook)
     assert "model: scripted" in text
-    missing = [snippet for snippet in EXPECTED_OUTPUT[name] if snippet not in text]
+    missing = [snippet for snippet in EXPECTED_OUTPUT[name] if not shows(text, snippet)]
     assert not missing, f"{name} did not show {missing}"
 
 
