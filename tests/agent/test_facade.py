@@ -64,6 +64,18 @@ async def test_astream_yields_steps_then_the_answer() -> None:
     assert events[-1]["answer"] == "3"
 
 
+def test_stream_ends_with_repeated_calls_when_a_turn_only_repeats() -> None:
+    again = call_step("text", "count_users")
+    model = ScriptedChatModel([again, again, "FINAL: 3 users"])
+    agent = RulesAgent(model, tools=[count_users], protocol="text")
+    events = list(agent.stream("go"))
+    assert [(e["tool"], e["status"]) for e in events[:-1]] == [
+        ("count_users", "ok"),
+        ("count_users", "repeated"),
+    ]
+    assert events[-1] == {"answer": "3 users", "stop_reason": "repeated_calls", "iterations": 2}
+
+
 def test_trace_of_a_thread_is_read_from_the_checkpointer() -> None:
     model = ScriptedChatModel([call_step("native", "count_users"), "FINAL: 3", "FINAL: hi"])
     agent = RulesAgent(model, tools=[count_users], checkpointer=InMemorySaver())
