@@ -38,7 +38,6 @@ from sqlalchemy import (
     delete,
     insert,
     inspect,
-    make_url,
     or_,
     select,
     update,
@@ -46,6 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
+from langchain_agent_rules._sql_url import database_url
 from langchain_agent_rules.errors import (
     DuplicateRuleError,
     RuleNotFoundError,
@@ -87,14 +87,12 @@ def sqlalchemy_url(url: str) -> str:
     install; other URLs are returned unchanged.
     """
     try:
-        parsed = make_url(url)
+        parsed = database_url(url)
     except ArgumentError:
         raise RuleStoreError(
             f"invalid database URL {url!r}: give a SQLAlchemy URL such as "
             "'postgresql://user:password@127.0.0.1:5432/db' or 'sqlite:///rules.db'"
         ) from None
-    if parsed.drivername in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed.render_as_string(hide_password=False)
 
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from sqlalchemy import Connection, Engine, create_engine, inspect
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from langchain_agent_rules._sql_url import database_url
 from langchain_agent_rules.errors import ToolConfigurationError, ToolExecutionError
 from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._json_values import JsonValue, json_safe
@@ -210,7 +211,9 @@ class SqlQueryTool(BaseTool):
         dialect = _DIALECTS.get(engine.dialect.name)
         if dialect is None or engine.dialect.driver not in dialect.drivers:
             supported = ", ".join(
-                f"{name}+{driver}" for name, d in sorted(_DIALECTS.items()) for driver in d.drivers
+                f"{name}+{driver}"
+                for name, d in sorted(_DIALECTS.items())
+                for driver in sorted(d.drivers)
             )
             raise ToolConfigurationError(
                 f"sql_query supports {supported}; got "
@@ -265,7 +268,7 @@ def _as_engine(engine_or_url: Engine | str) -> Engine:
     if isinstance(engine_or_url, Engine):
         return engine_or_url
     try:
-        return create_engine(engine_or_url)
+        return create_engine(database_url(engine_or_url))
     except (ArgumentError, NoSuchModuleError, ImportError) as error:
         raise ToolConfigurationError(
             f"engine_or_url must be a SQLAlchemy Engine or database URL; {error}"

@@ -1,0 +1,19 @@
+"""One place that reads database URLs for both SQL-backed parts (rule store and sql_query)."""
+
+from __future__ import annotations
+
+from sqlalchemy import URL, make_url
+
+__all__ = ["database_url"]
+
+
+def database_url(url: str) -> URL:
+    """Parse a SQLAlchemy URL, pointing a plain ``postgresql://`` at psycopg 3.
+
+    SQLAlchemy before 2.1 reads ``postgresql://`` as psycopg2, which the ``postgres``
+    extra does not install. Raises SQLAlchemy's ``ArgumentError`` for a malformed URL.
+    """
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
