@@ -33,10 +33,10 @@ __all__ = [
     "UNKNOWN_TOOL",
 ]
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a helpful assistant. Tools are optional: answer directly when you can, and call "
-    "a tool only when you need information you do not have."
-)
+# Said once, in the text protocol's instructions: with the sentence here as well, the
+# embedded 1.5B model answered data questions with a bare ```sql block instead of a tool
+# call (measured on the demo data; see the real-model suite).
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 
 RULES_HEADER = "Follow these rules; a rule listed earlier in a group takes precedence."
 RULE_GROUP_HEADERS = {

@@ -422,13 +422,10 @@ def test_system_prompt_replaces_the_default_opening_and_stays_identical() -> Non
     assert first.startswith("You are terse.\n\nYou can call these tools:\n- add: Add two numbers.")
 
 
-def test_default_system_prompt_says_tools_are_optional() -> None:
+def test_default_system_prompt_is_one_plain_sentence() -> None:
     model = ScriptedChatModel(["FINAL: hi"])
     run(create_rules_agent(model, [add]), "x", "sync")
-    assert model.calls[0].system_prompt == (
-        "You are a helpful assistant. Tools are optional: answer directly when you can, and "
-        "call a tool only when you need information you do not have."
-    )
+    assert model.calls[0].system_prompt == "You are a helpful assistant."
 
 
 def test_plain_functions_become_tools() -> None:
