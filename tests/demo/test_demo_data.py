@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def test_the_database_is_built_once(tmp_path: Path) -> None:
 def test_the_rules_file_loads_and_scopes_the_french_rule_to_project_2() -> None:
     store = JsonFileRuleStore(demo_rules_path())
     global_ids = {rule.id for rule in store.get_all_by_project(None)}
-    assert global_ids == {"no_email_addresses", "single_select"}
+    assert global_ids == {"no_email_addresses", "look_it_up", "single_select"}
     assert "answer_in_french" in {rule.id for rule in store.get_all_by_project(2)}
     assert "answer_in_french" not in {rule.id for rule in store.get_all_by_project(1)}
 
@@ -49,7 +50,7 @@ def test_the_rules_file_loads_and_scopes_the_french_rule_to_project_2() -> None:
 def test_the_file_the_third_question_names_is_readable_by_file_read() -> None:
     assert "docs/notes.md" in DEMO_QUESTIONS[2].question
     observation = FileReadTool(demo_project_root()).invoke({"path": "docs/notes.md"})
-    assert "14 March 2026" in observation["content"]
+    assert "14 March 2026" in json.loads(observation)["content"]
 
 
 def test_there_are_three_demo_questions() -> None:
