@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import queue
 import threading
 import time
@@ -127,6 +128,17 @@ class _DaemonWorkers:
 
 
 _WORKERS = _DaemonWorkers()
+
+
+def _new_workers_after_fork() -> None:
+    # A forked child inherits the pool's idle count but none of its threads; without a
+    # fresh pool every sync tool call in a pre-fork worker (gunicorn --preload, Celery
+    # prefork) would wait for a thread that does not exist and time out.
+    global _WORKERS
+    _WORKERS = _DaemonWorkers()
+
+
+os.register_at_fork(after_in_child=_new_workers_after_fork)
 
 
 def _call_dict(call: Mapping[str, Any]) -> ToolCall:

@@ -242,3 +242,40 @@ def test_a_tool_raising_timeout_error_itself_is_an_error_not_a_timeout() -> None
             ("error", "ERROR: backend did not answer"),
             ("error", "ERROR: backend did not answer"),
         ]
+
+
+def test_sync_tools_run_in_a_forked_child_process() -> None:
+    import multiprocessing
+
+    from langchain_core.tools import tool
+
+    from langchain_agent_rules.agent.tool_runner import run_tool_calls
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}
+    # Warm the parent's pool so the child inherits an idle count with no threads behind it.
+    assert run_tool_calls({"add": add}, [call], 5.0, 8192)[0].status == "ok"
+
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        status, observation = pool.apply(_run_add_in_child)
+    assert (status, observation) == ("ok", "3")
+
+
+def _run_add_in_child() -> tuple[str, str]:
+    from langchain_core.tools import tool
+
+    from langchain_agent_rules.agent.tool_runner import run_tool_calls
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}
+    outcome = run_tool_calls({"add": add}, [call], 2.0, 8192)[0]
+    return outcome.status, outcome.observation
