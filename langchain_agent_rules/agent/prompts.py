@@ -59,9 +59,12 @@ To call a tool, reply with exactly one block like this and nothing after it:
 ```
 When you know the answer, reply with FINAL: followed by the answer."""
 
+# The task is restated after each observation: without it, the embedded 1.5B model answered
+# the first half of a two-step task ("who owns the release?") and never took the second step.
 OBSERVATION_MESSAGE = (
     "Observation:\n{observations}\n\n"
-    "If these observations answer the task, reply with FINAL: followed by your answer. "
+    "The task: {task}\n"
+    "If these observations answer the whole task, reply with FINAL: followed by your answer. "
     "Otherwise call one more tool."
 )
 OBSERVATION_PART = "[{tool}]\n{observation}"

@@ -271,13 +271,16 @@ def to_text_messages(messages: Iterable[BaseMessage]) -> list[BaseMessage]:
     """Render a protocol-neutral history the way a text-protocol model reads it."""
     rendered: list[BaseMessage] = []
     pending: list[ToolMessage] = []
+    task = ""
     for message in messages:
         if isinstance(message, ToolMessage):
             pending.append(message)
             continue
         if pending:
-            rendered.append(_observation_message(pending))
+            rendered.append(_observation_message(pending, task))
             pending = []
+        if isinstance(message, HumanMessage):
+            task = message.text
         if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
             blocks = [render_tool_call_block(c["name"], c["args"]) for c in message.tool_calls]
             blocks += [str(c.get("args") or "") for c in message.invalid_tool_calls]
@@ -285,11 +288,11 @@ def to_text_messages(messages: Iterable[BaseMessage]) -> list[BaseMessage]:
         else:
             rendered.append(message)
     if pending:
-        rendered.append(_observation_message(pending))
+        rendered.append(_observation_message(pending, task))
     return rendered
 
 
-def _observation_message(results: list[ToolMessage]) -> HumanMessage:
+def _observation_message(results: list[ToolMessage], task: str) -> HumanMessage:
     observations: str
     if len(results) == 1:
         observations = results[0].text
@@ -298,4 +301,4 @@ def _observation_message(results: list[ToolMessage]) -> HumanMessage:
             OBSERVATION_PART.format(tool=result.name or "tool", observation=result.text)
             for result in results
         )
-    return HumanMessage(content=OBSERVATION_MESSAGE.format(observations=observations))
+    return HumanMessage(content=OBSERVATION_MESSAGE.format(observations=observations, task=task))

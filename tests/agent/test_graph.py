@@ -14,8 +14,8 @@ from .helpers import PROTOCOLS, call_step, calls_step, run
 
 MODES = ["sync", "async"]
 OBSERVATION_HINT = (
-    "\n\nIf these observations answer the task, reply with FINAL: followed by your answer. "
-    "Otherwise call one more tool."
+    "\nIf these observations answer the whole task, reply with FINAL: followed by your "
+    "answer. Otherwise call one more tool."
 )
 
 
@@ -46,7 +46,10 @@ def last_observation_seen(model: ScriptedChatModel, protocol: str) -> str:
     assert isinstance(last, HumanMessage)
     assert last.text.startswith("Observation:\n")
     assert last.text.endswith(OBSERVATION_HINT)
-    return last.text.removeprefix("Observation:\n").removesuffix(OBSERVATION_HINT)
+    body, _, task = last.text.removesuffix(OBSERVATION_HINT).rpartition("\n\nThe task: ")
+    first_task = next(m for m in model.calls[-1].messages if isinstance(m, HumanMessage))
+    assert task == first_task.text
+    return body.removeprefix("Observation:\n")
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -115,8 +115,8 @@ def test_text_messages_show_only_the_parsed_call_and_observations_as_user_messag
     assert [m.type for m in rendered] == ["system", "human", "ai", "human", "ai"]
     assert rendered[2].content == '```tool\n{"tool": "read_file", "args": {"path": "a"}}\n```'
     assert rendered[3].content == (
-        "Observation:\nhello\n\nIf these observations answer the task, reply with FINAL: "
-        "followed by your answer. Otherwise call one more tool."
+        "Observation:\nhello\n\nThe task: task\nIf these observations answer the whole task, "
+        "reply with FINAL: followed by your answer. Otherwise call one more tool."
     )
 
 
@@ -145,3 +145,16 @@ def test_text_messages_show_the_raw_block_of_an_unreadable_call() -> None:
         ToolMessage("ERROR: bad", tool_call_id="c1", name="read_file"),
     ]
     assert to_text_messages(history)[0].content == "read_file(x)"
+
+
+def test_an_observation_restates_the_latest_user_task_of_a_conversation() -> None:
+    history = [
+        HumanMessage("first question"),
+        AIMessage("FINAL: first answer"),
+        HumanMessage("second question"),
+        AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "a"}, "id": "c1"}]),
+        ToolMessage("hello", tool_call_id="c1", name="read_file"),
+    ]
+    observation = to_text_messages(history)[-1]
+    assert "\n\nThe task: second question\n" in observation.text
+    assert "first question" not in observation.text
