@@ -28,6 +28,7 @@ Invoke:
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -200,6 +201,9 @@ def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> _LoadedMo
                 raise ModelUnavailableError(
                     f"llama.cpp cannot load {path}: {error}; is it a GGUF model file?"
                 ) from None
+            # Freed before interpreter shutdown: llama-cpp-python's __del__ at exit runs
+            # after its C bindings are gone and prints a TypeError traceback.
+            atexit.register(llama.close)
             _LOADED[key] = _LoadedModel(llama)
         return _LOADED[key]
 
