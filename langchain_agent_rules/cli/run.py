@@ -196,7 +196,8 @@ def _demo_command(args: argparse.Namespace) -> int:
             agent = RulesAgent(
                 model, tools, rules=rules, project_id=demo.project_id, checkpointer=saver
             )
-            console.rule(f"{demo.question} [dim](project {demo.project_id})[/dim]")
+            scope = "global rules" if demo.project_id is None else f"project {demo.project_id}"
+            console.rule(f"{demo.question} [dim]({scope})[/dim]")
             thread_id = uuid.uuid4().hex[:12]
             result = _ask(agent, demo.question, thread_id, console, live=True)
             print_answer(console, result["answer"], result["stop_reason"], thread_id)

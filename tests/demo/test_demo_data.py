@@ -54,4 +54,4 @@ def test_the_file_the_third_question_names_is_readable_by_file_read() -> None:
 
 
 def test_there_are_three_demo_questions() -> None:
-    assert [q.project_id for q in DEMO_QUESTIONS] == [1, 1, 2]
+    assert [q.project_id for q in DEMO_QUESTIONS] == [1, 1, None]
