@@ -161,14 +161,16 @@ class AgentNodes:
         rules_text = self._rules_text()
         protocol = self.protocol.resolve()
         messages = state["messages"]
-        runnable = self.protocol.bound if protocol == "native" else self.model
+        runnable = self.protocol.bound if protocol == "native" else self.protocol.text_bound
         try:
             reply = runnable.invoke(self._model_input(protocol, rules_text, messages), config)
         except Exception as error:
             if protocol != "native" or not self.protocol.fall_back_to_text(error):
                 raise
             protocol = "text"
-            reply = self.model.invoke(self._model_input(protocol, rules_text, messages), config)
+            reply = self.protocol.text_bound.invoke(
+                self._model_input(protocol, rules_text, messages), config
+            )
         return self._after_reply(protocol, reply, state)
 
     async def aagent(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -176,7 +178,7 @@ class AgentNodes:
         rules_text = await self._arules_text()
         protocol = await self.protocol.aresolve()
         messages = state["messages"]
-        runnable = self.protocol.bound if protocol == "native" else self.model
+        runnable = self.protocol.bound if protocol == "native" else self.protocol.text_bound
         try:
             reply = await runnable.ainvoke(
                 self._model_input(protocol, rules_text, messages), config
@@ -185,7 +187,7 @@ class AgentNodes:
             if protocol != "native" or not self.protocol.fall_back_to_text(error):
                 raise
             protocol = "text"
-            reply = await self.model.ainvoke(
+            reply = await self.protocol.text_bound.ainvoke(
                 self._model_input(protocol, rules_text, messages), config
             )
         return self._after_reply(protocol, reply, state)

@@ -47,6 +47,9 @@ class ProtocolChoice:
         self._ask_ollama = False
         self.current: Protocol = "text" if requested == "text" else "native"
         self.bound: Runnable[LanguageModelInput, BaseMessage] = model
+        # What the text protocol calls: the model itself, unless it can constrain its
+        # replies to the protocol's shape for these tools.
+        self.text_bound: Runnable[LanguageModelInput, BaseMessage] = model
         if requested == "text" or not tools:
             return
         try:
