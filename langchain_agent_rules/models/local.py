@@ -29,6 +29,7 @@ Invoke:
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, model_validator
 
 from langchain_agent_rules.errors import ModelUnavailableError
+from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT, embedded_model_path
 
 __all__ = ["ChatLocalLlama", "default_thread_count"]
@@ -79,7 +81,7 @@ class ChatLocalLlama(BaseChatModel):
 
     @model_validator(mode="after")
     def _resolve_model_file(self) -> ChatLocalLlama:
-        _import_llama_cpp()
+        _check_llama_cpp_installed()
         if self.model_path is None:
             self.model_path = str(embedded_model_path())
         elif not Path(self.model_path).is_file():
@@ -187,7 +189,7 @@ def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> _LoadedMo
     key = (os.path.realpath(path), n_ctx, n_threads, seed)
     with _LOADING_LOCK:
         if key not in _LOADED:
-            llama_cpp = _import_llama_cpp()
+            llama_cpp = _import_llama_cpp(path, n_threads)
             try:
                 llama = llama_cpp.Llama(
                     model_path=path,
@@ -208,14 +210,20 @@ def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> _LoadedMo
         return _LOADED[key]
 
 
-def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError:
+def _check_llama_cpp_installed() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
         raise ModelUnavailableError(
             f"the local model needs llama-cpp-python; install it with {LOCAL_EXTRA_HINT}, "
             "or use an Ollama model (--model ollama:<name>)"
-        ) from None
+        )
+
+
+def _import_llama_cpp(model_path: str, n_threads: int) -> Any:
+    """Import llama.cpp once a child process has shown that this build runs here."""
+    _check_llama_cpp_installed()
+    ensure_llama_cpp_runs(model_path, n_threads)
+    import llama_cpp
+
     return llama_cpp
 
 
