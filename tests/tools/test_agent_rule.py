@@ -193,7 +193,11 @@ def test_multi_byte_content_at_the_byte_limit_passes_and_one_byte_more_fails() -
     config = AgentRuleToolConfig(max_rule_content_bytes=500)
     at_limit = AgentRuleTool(InMemoryRuleStore([rule("polish", content="ż" * 250)]), config)
     assert json.loads(at_limit.invoke({}))["rules"][0]["content"] == "ż" * 250
-    over = AgentRuleTool(InMemoryRuleStore([rule("polish", content="ż" * 250 + "a")]), config)
+    # Stored by a writer with a higher limit: the tool still names its own limit.
+    written = InMemoryRuleStore(
+        [rule("polish", content="ż" * 250 + "a")], limits={"max_rule_content_bytes": 501}
+    )
+    over = AgentRuleTool(written, config)
     with pytest.raises(ToolExecutionError) as caught:
         over.invoke({})
     assert str(caught.value) == (
