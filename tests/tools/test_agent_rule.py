@@ -264,3 +264,25 @@ def test_handle_tool_error_turns_a_refusal_into_an_observation() -> None:
     )
     assert message.status == "error"
     assert "invalid agent_rule arguments: invalid project_id 0" in message.content
+
+
+async def test_the_check_comes_with_the_rule_only_when_it_has_one() -> None:
+    checked = Rule(
+        id="no_email",
+        type="prohibition",
+        target="output",
+        content="Never reveal e-mail addresses.",
+        priority=9,
+        check={"forbid": "email", "scope": "answer_and_observations"},
+    )
+    tool = AgentRuleTool(InMemoryRuleStore([checked, rule("plain_rule")]))
+    for payload in (json.loads(tool.invoke({})), json.loads(await tool.ainvoke({}))):
+        assert payload["rules"][0] == {
+            "id": "no_email",
+            "type": "PROHIBITION",
+            "target": "OUTPUT",
+            "content": "Never reveal e-mail addresses.",
+            "priority": 9,
+            "check": {"forbid": "email", "scope": "answer_and_observations"},
+        }
+        assert "check" not in payload["rules"][1]
