@@ -26,7 +26,7 @@ combinations. Everything invalid raises `RuleValidationError` naming what is all
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Literal, get_args
 
 import regex
@@ -44,6 +44,7 @@ __all__ = [
     "OnFail",
     "RuleCheck",
     "compile_pattern",
+    "compiled_value",
     "parse_detector",
 ]
 
@@ -114,6 +115,12 @@ def _or_list(values: tuple[str, ...]) -> str:
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compile ``pattern`` with the `regex` module (cached); raise `regex.error` if invalid."""
     return regex.compile(pattern)
+
+
+@lru_cache(maxsize=4096)
+def compiled_value(value: str) -> regex.Pattern[str]:
+    """The compiled pattern of a validated ``regex:<pattern>`` value (cached by the value)."""
+    return compile_pattern(value[len(REGEX_PREFIX) :])
 
 
 def _pattern_of(field: str, value: str, subject: str | None = None) -> str:
@@ -250,7 +257,7 @@ class RuleCheck(BaseModel):
                 BAD_TOOL_TEMPLATE.format(value=_cut(self.tool), limit=MAX_TOOL_NAME_CHARS)
             )
 
-    @property
+    @cached_property
     def condition(self) -> CheckCondition:
         """The one condition this check has."""
         for name in CONDITIONS:
@@ -258,12 +265,12 @@ class RuleCheck(BaseModel):
                 return name
         raise AssertionError("a validated check has a condition")  # pragma: no cover
 
-    @property
+    @cached_property
     def action(self) -> OnFail:
         """What a failure does: ``on_fail``, or the condition's default when it is None."""
         return self.on_fail or _ON_FAIL_ALLOWED[self.condition][0]
 
-    @property
+    @cached_property
     def is_answer_check(self) -> bool:
         """Whether the check applies to answers (forbid, require, language, max_chars)."""
         return self.condition in ANSWER_CONDITIONS

@@ -34,7 +34,7 @@ from typing import Literal, TypedDict
 
 import regex
 
-from langchain_agent_rules.rules.check import Detector, RuleCheck, compile_pattern, parse_detector
+from langchain_agent_rules.rules.check import Detector, RuleCheck, compiled_value, parse_detector
 from langchain_agent_rules.rules.detectors import Span, find_spans
 from langchain_agent_rules.rules.language import LANGUAGE_MIN_SCORE, detect_language
 from langchain_agent_rules.rules.model import Rule, RuleTarget
@@ -199,8 +199,9 @@ class _Answer:
         return self.language
 
 
-def _search(pattern: str, text: str) -> bool:
-    return compile_pattern(pattern).search(text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+def _search(value: str, text: str) -> bool:
+    """Whether the ``regex:<pattern>`` ``value`` is found in ``text``, within the timeout."""
+    return compiled_value(value).search(text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
 
 
 def _judge(check: RuleCheck, answer: _Answer) -> tuple[bool, str]:
@@ -219,9 +220,9 @@ def _judge(check: RuleCheck, answer: _Answer) -> tuple[bool, str]:
         if condition == "require":
             assert check.require is not None
             when = check.when
-            if when is not None and not _search(when[len("regex:") :], text):
+            if when is not None and not _search(when, text):
                 return True, NOT_REQUIRED_DETAIL
-            if _search(check.require[len("regex:") :], text):
+            if _search(check.require, text):
                 return True, REQUIRED_FOUND_DETAIL
             return False, REQUIRED_MISSING_WHEN_DETAIL if when else REQUIRED_MISSING_DETAIL
     except TimeoutError:
@@ -334,7 +335,7 @@ def check_tool_call(rules: Iterable[Rule], tool_name: str, arguments: object) ->
                 matched, detail = True, TOOL_ARGS_UNREADABLE_DETAIL.format(tool=tool_name)
             else:
                 try:
-                    matched = _search(check.args[len("regex:") :], arguments_json)
+                    matched = _search(check.args, arguments_json)
                     template = TOOL_ARGS_MATCH_DETAIL if matched else TOOL_ARGS_CLEAR_DETAIL
                     detail = template.format(tool=tool_name)
                 except TimeoutError:
