@@ -8,9 +8,9 @@ tool is invoked with a tool call. None of them is in the schema the model sees
 (``tool.tool_call_schema``), and any value the model sends for one is dropped before the
 graph's value is put in, so a model cannot forge them.
 
-``ToolNode`` keeps this logic in private methods, so it is read here from the public
-markers; a test runs the same tools through ``ToolNode`` and through the agent and
-checks they receive the same values.
+``ToolNode`` keeps this logic in private methods (and runs every sync tool step on a
+new thread pool, with no timeout), so the agent reads the same public markers itself;
+tests/agent/test_langgraph_tools.py pins each marker's behaviour.
 """
 
 from __future__ import annotations
