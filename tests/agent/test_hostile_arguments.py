@@ -264,4 +264,5 @@ def test_a_run_ends_with_an_observation_whatever_the_arguments(
     state = agent.invoke({"messages": [("user", "go")]}, config)
     assert state["answer"] == "done"
     assert [s["status"] for s in state["trace"]] in (["ok"], ["invalid_args"], ["parse_error"])
-    assert agent.get_state(config).values["trace"] == state["trace"]
+    # repr: a NaN argument is not equal to itself
+    assert repr(agent.get_state(config).values["trace"]) == repr(state["trace"])
