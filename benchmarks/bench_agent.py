@@ -34,6 +34,7 @@ from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -109,6 +110,19 @@ def peer_create_agent(
     return create_agent(model, tools, checkpointer=checkpointer)
 
 
+class TwinNode(Runnable[Any, Any]):
+    """A node with a sync and an async body, through public langchain-core API only."""
+
+    def __init__(self, func: Callable[..., Any], afunc: Callable[..., Any]) -> None:
+        self.func, self.afunc = func, afunc
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return self.func(input)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return await self.afunc(input)
+
+
 def minimal_graph(model: BaseChatModel, tools: list[BaseTool], checkpointer: Any, n: int) -> Any:
     bound = model.bind_tools(tools)
     by_name = {t.name: t for t in tools}
@@ -126,10 +140,8 @@ def minimal_graph(model: BaseChatModel, tools: list[BaseTool], checkpointer: Any
     def route(state: MessagesState) -> str:
         return "tools" if state["messages"][-1].tool_calls else END
 
-    from langgraph._internal._runnable import RunnableCallable
-
     graph = StateGraph(MessagesState)
-    graph.add_node("agent", RunnableCallable(agent, aagent))
+    graph.add_node("agent", TwinNode(agent, aagent))
     graph.add_node("tools", run_tools)
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", route, ["tools", END])

@@ -4,10 +4,15 @@ Every run picks its model, rules and tools through the run's ``context`` (the fo
 shows under "Context", or ``context=`` in the LangGraph SDK); a run without context gets
 the embedded model on the shipped demo data: the shop database (``sql_query``), the demo
 project folder (``file_read``) and the demo rules file. ``http_get`` is added only when
-``allowed_hosts`` is set.
+``allowed_hosts`` is set. Every `AgentOptions` field (``max_iterations``,
+``require_approval``, ...) is a context field too, with the same default and check.
 
 The platform supplies the checkpointer and the store, so the graph is compiled without
-either. ``rules="store"`` keeps the rules in the platform's store (`LangGraphRuleStore`,
+either (``require_approval`` compiles it with ``checkpointer=True``: the platform's is
+used, and the approval is answered with ``Command(resume=...)`` as usual). The final
+state holds the answer, the trace, ``usage`` and ``rule_events``.
+
+``rules="store"`` keeps the rules in the platform's store (`LangGraphRuleStore`,
 namespace ``("agent_rules",)``). Models, engines and rule files are opened in a worker
 thread and reused across runs, so nothing blocks the server's event loop.
 
@@ -19,16 +24,17 @@ from __future__ import annotations
 
 import asyncio
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph_sdk.runtime import ServerRuntime
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.options import AgentOptions, describe_problems
 from langchain_agent_rules.demo import demo_database_url, demo_project_root, demo_rules_path
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.models.resolve import resolve_chat_model
@@ -45,20 +51,15 @@ __all__ = ["PLATFORM_STORE", "AgentContext", "make_graph"]
 PLATFORM_STORE = "store"
 
 
-class AgentContext(BaseModel):
-    """What one run of the Studio agent uses; every field has a working default."""
+class AgentContext(AgentOptions):
+    """What one run of the Studio agent uses: the agent's options plus what it is built from.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Every field has a working default.
+    """
 
     model: str = Field(
         default="local",
         description='"local" (the embedded model), "local:/path/model.gguf" or "ollama:<name>".',
-    )
-    protocol: Literal["auto", "native", "text"] = Field(
-        default="auto", description="Tool calling: native, the fenced-JSON text protocol, or auto."
-    )
-    project_id: int | None = Field(
-        default=None, gt=0, description="The project whose rules apply; empty: global rules only."
     )
     rules: str | None = Field(
         default=None,
@@ -75,11 +76,14 @@ class AgentContext(BaseModel):
         default_factory=list,
         description="Hosts http_get may fetch from (*.example.com allowed); empty: no http_get.",
     )
-    max_iterations: int = Field(default=6, ge=1, description="Model turns that may use tools.")
     scripted_replies: list[str] | None = Field(
         default=None,
         description="TESTING ONLY: replay these model replies instead of calling a model.",
     )
+
+    def options(self) -> AgentOptions:
+        """The agent options of this context."""
+        return AgentOptions(**self.model_dump(include=set(AgentOptions.model_fields)))
 
 
 def parse_context(raw: Any) -> AgentContext:
@@ -93,16 +97,10 @@ def parse_context(raw: Any) -> AgentContext:
             f"the run context must be an object, got {type(raw).__name__}"
         )
     try:
-        return AgentContext(**raw)
+        return AgentContext.model_validate(raw)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'context'}: "
-            + ("unknown key" if e["type"] == "extra_forbidden" else e["msg"])
-            for e in error.errors()
-        )
-        allowed = ", ".join(AgentContext.model_fields)
         raise AgentConfigurationError(
-            f"invalid run context ({problems}); allowed keys: {allowed}"
+            describe_problems(error, "run context", AgentContext.model_fields)
         ) from None
 
 
@@ -145,13 +143,14 @@ def _rules(context: AgentContext, store: BaseStore) -> RuleReader:
 
 def build_agent(context: AgentContext, store: BaseStore) -> Pregel[Any, Any]:
     """The agent for one run (blocking: loads models and opens files; call it in a thread)."""
+    options = context.options()
     agent = create_rules_agent(
         _model(context),
         _tools(context),
         rules=_rules(context, store),
-        project_id=context.project_id,
-        protocol=context.protocol,
-        max_iterations=context.max_iterations,
+        # The platform replaces it with its own checkpointer.
+        checkpointer=True if options.require_approval else None,
+        options=options,
     )
     return agent.copy(update={"context_schema": AgentContext})
 

@@ -9,7 +9,9 @@ from typing import Any
 
 from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
-from langchain_agent_rules.agent.state import AgentState, StopReason, TraceStep
+from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.agent.result import RunResult
+from langchain_agent_rules.agent.state import AgentState, StopReason, TraceStep, Usage
 from langchain_agent_rules.errors import (
     AgentConfigurationError,
     AgentRulesError,
@@ -76,6 +78,7 @@ __all__ = [
     "DEFAULT_DENY",
     "DEFAULT_RULE_NAMESPACE",
     "AgentConfigurationError",
+    "AgentOptions",
     "AgentRuleAdminTool",
     "AgentRuleTool",
     "AgentRuleToolConfig",
@@ -109,6 +112,7 @@ __all__ = [
     "RuleValidationError",
     "RuleWriter",
     "RulesAgent",
+    "RunResult",
     "SqlQueryTool",
     "SqlRuleStore",
     "StopReason",
@@ -116,6 +120,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolVerdict",
     "TraceStep",
+    "Usage",
     "__version__",
     "aeffective_rules_payload",
     "check_answer",

@@ -6,19 +6,22 @@ ends a run or a store operation::
 
     AgentRulesError
     ├── RuleValidationError        a rule field is invalid (also a ValueError)
-    ├── RuleStoreError             a rule store cannot read or write its data
+    ├── RuleStoreError             a rule store cannot read or write its data (a RuntimeError)
     │   ├── DuplicateRuleError     create() of an id that already exists
     │   └── RuleNotFoundError      get()/update()/delete() of an unknown id
     ├── ToolConfigurationError     bad tool configuration, raised at construction
     ├── AgentConfigurationError    bad agent configuration, raised at construction
     ├── InvalidToolCallError       bad arguments from the model (a ToolException)
     ├── ToolExecutionError         a limit breached or a failure while running (a ToolException)
-    ├── IterationLimitError        the agent hit max_iterations with on_limit="raise"
-    └── ModelUnavailableError      a model cannot be loaded or reached
+    ├── IterationLimitError        a budget was spent with on_limit="raise" (a RuntimeError)
+    └── ModelUnavailableError      a model cannot be loaded or reached (a RuntimeError)
 
 `InvalidToolCallError` and `ToolExecutionError` subclass
 `langchain_core.tools.ToolException`, so LangChain's `handle_tool_error` turns them
-into observations the model can read.
+into observations the model can read. The errors that end a run are also
+`RuntimeError`s (configuration errors are `ValueError`s): the LangGraph server shows the
+message of those two kinds to its clients and hides every other one behind "An internal
+error occurred".
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class RuleValidationError(AgentRulesError, ValueError):
     """A rule field has an invalid value; the message names the field and what is allowed."""
 
 
-class RuleStoreError(AgentRulesError):
+class RuleStoreError(AgentRulesError, RuntimeError):
     """A rule store cannot read or write its data (corrupt file, broken backend)."""
 
 
@@ -80,9 +83,9 @@ class ToolExecutionError(AgentRulesError, ToolException):
     """A tool hit a limit or failed while running; the message gives the figure and the limit."""
 
 
-class IterationLimitError(AgentRulesError):
-    """The agent used all of its iterations and was configured with ``on_limit="raise"``."""
+class IterationLimitError(AgentRulesError, RuntimeError):
+    """The agent spent a budget (iterations, model calls, tokens) with ``on_limit="raise"``."""
 
 
-class ModelUnavailableError(AgentRulesError):
+class ModelUnavailableError(AgentRulesError, RuntimeError):
     """A chat model cannot be loaded or reached; the message says what to run to fix it."""

@@ -3,7 +3,10 @@
 `ScriptedChatModel` is a chat model that replays a fixed list of steps, so a test can
 drive an agent through any path (tool calls, malformed replies, model errors) without a
 real model. Unlike langchain-core's ``GenericFakeChatModel`` it has a working
-``bind_tools`` and it records every call it receives.
+``bind_tools``, it records every call it receives (with the tool schemas the model was
+shown) and it streams: with a streaming consumer (``stream_mode="messages"``,
+``model.stream``) each reply arrives in several chunks, word by word, its tool calls as
+``tool_call_chunks`` in the last one.
 
 Example:
     .. code-block:: python
@@ -24,15 +27,18 @@ Example:
 
 from __future__ import annotations
 
+import json
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -50,11 +56,16 @@ class ScriptExhaustedError(AssertionError):
 
 @dataclass(frozen=True)
 class ScriptedCall:
-    """One call a `ScriptedChatModel` received: the messages and the names of the bound tools."""
+    """One call a `ScriptedChatModel` received: the messages and the bound tools.
+
+    ``tools`` holds the tools' names, ``tool_schemas`` what the model was shown of them
+    (OpenAI function format).
+    """
 
     number: int
     messages: list[BaseMessage]
     tools: list[str] = field(default_factory=list)
+    tool_schemas: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def system_prompt(self) -> str:
@@ -135,11 +146,12 @@ class ScriptedChatModel(BaseChatModel):
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         return self.bind(tools=formatted, **kwargs)
 
-    def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
-        tools = [tool["function"]["name"] for tool in kwargs.get("tools") or []]
+    def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        schemas = list(kwargs.get("tools") or [])
+        tools = [tool["function"]["name"] for tool in schemas]
         with self._lock:
             number = len(self._calls) + 1
-            self._calls.append(ScriptedCall(number, list(messages), tools))
+            self._calls.append(ScriptedCall(number, list(messages), tools, schemas))
         if number > len(self.steps):
             last = messages[-1].text[:200] if messages else ""
             raise ScriptExhaustedError(
@@ -150,14 +162,13 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(step, BaseException):
             raise step
         if isinstance(step, str):
-            message = AIMessage(content=step)
-        else:
-            calls = [
-                {**call, "id": call.get("id") or f"call_{number}_{index}"}
-                for index, call in enumerate(step.tool_calls)
-            ]
-            message = step.model_copy(update={"tool_calls": calls})
-        return ChatResult(generations=[ChatGeneration(message=message)])
+            return AIMessage(content=step)
+        calls = [
+            {**call, "id": call.get("id") or f"call_{number}_{index}"}
+            for index, call in enumerate(step.tool_calls)
+        ]
+        message: AIMessage = step.model_copy(update={"tool_calls": calls})
+        return message
 
     def _generate(
         self,
@@ -166,7 +177,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._next(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
 
     async def _agenerate(
         self,
@@ -175,4 +186,57 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._next(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in _chunks(self._next(messages, kwargs)):
+            if run_manager is not None:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in _chunks(self._next(messages, kwargs)):
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+
+_PIECE = re.compile(r"\s*\S+|\s+")
+
+
+def _chunks(message: AIMessage) -> list[ChatGenerationChunk]:
+    """``message`` as streamed chunks: its text word by word, tool calls and usage last."""
+    pieces = _PIECE.findall(message.text) if isinstance(message.content, str) else []
+    chunks = [AIMessageChunk(content=piece, id=message.id) for piece in pieces]
+    try:
+        call_chunks = [
+            tool_call_chunk(
+                name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=index
+            )
+            for index, call in enumerate(message.tool_calls)
+        ]
+    except (TypeError, ValueError, RecursionError) as error:
+        raise TypeError(
+            f"ScriptedChatModel cannot stream tool-call arguments that are not JSON: {error}"
+        ) from None
+    chunks.append(
+        AIMessageChunk(
+            content="" if pieces or isinstance(message.content, str) else message.content,
+            id=message.id,
+            tool_call_chunks=call_chunks,
+            usage_metadata=message.usage_metadata,
+        )
+    )
+    return [ChatGenerationChunk(message=chunk) for chunk in chunks]

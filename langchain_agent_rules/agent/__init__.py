@@ -1,7 +1,8 @@
 """The LangGraph ReAct agent: state, nodes, prompts, the text tool protocol and the builder.
 
-`create_rules_agent` builds the graph; `RulesAgent` wraps it in ``run``/``arun``/
-``stream``/``trace``. The building blocks are reusable on their own (for example by
+`create_rules_agent` builds the graph from `AgentOptions`; `RulesAgent` wraps it in
+``invoke``/``ainvoke`` (a `RunResult`), ``run``/``arun`` (the answer), ``stream`` and
+``trace``. The building blocks are reusable on their own (for example by
 LangChain ``create_agent`` middleware): `run_tool_calls` / `arun_tool_calls` (timeouts,
 size caps, one observation per call), `parse_tool_reply` and `render_tools_prompt` (the
 text protocol) and `render_rules_prompt` / `read_rules_prompt` (rules in the prompt).
@@ -9,12 +10,21 @@ text protocol) and `render_rules_prompt` / `read_rules_prompt` (rules in the pro
 
 from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
+from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.agent.rules_prompt import (
     aread_rules_prompt,
     read_rules_prompt,
     render_rules_prompt,
 )
-from langchain_agent_rules.agent.state import AgentInput, AgentState, StopReason, TraceStep
+from langchain_agent_rules.agent.state import (
+    AgentInput,
+    AgentState,
+    RuleEvent,
+    StopReason,
+    TraceStep,
+    Usage,
+)
 from langchain_agent_rules.agent.text_protocol import (
     ParsedReply,
     ParsedToolCall,
@@ -33,14 +43,18 @@ from langchain_agent_rules.agent.tool_runner import (
 
 __all__ = [
     "AgentInput",
+    "AgentOptions",
     "AgentState",
     "ApprovalHandler",
     "ParsedReply",
     "ParsedToolCall",
+    "RuleEvent",
     "RulesAgent",
+    "RunResult",
     "StopReason",
     "ToolOutcome",
     "TraceStep",
+    "Usage",
     "aread_rules_prompt",
     "arun_tool_call",
     "arun_tool_calls",

@@ -8,41 +8,38 @@ The graph::
                       repeated_calls -> END
 
 ``start`` resets the per-run fields, ``agent`` is one model turn, ``tools`` runs the
-calls of that turn and ``limit`` decides the answer once ``max_iterations`` turns have
-used tools. ``repeated_calls`` asks the model, without tools, for its answer when a turn
-only repeated calls it had already made (a small model otherwise repeats them until the
-limit). The graph binds its own ``recursion_limit`` from ``max_iterations``, so
-LangGraph's ``GraphRecursionError`` cannot end a run.
+calls of that turn and ``limit`` decides the answer once a budget (``max_iterations``,
+``max_model_calls``, ``max_total_tokens``) is spent. ``repeated_calls`` asks the model,
+without tools, for its answer when a turn only repeated calls it had already made (a
+small model otherwise repeats them until the limit). Routers return the ``Literal`` name
+of the next node, so a node can be put before ``END`` by changing one router. The graph
+binds its own ``recursion_limit`` from ``max_iterations``, so LangGraph's
+``GraphRecursionError`` cannot end a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as to_tool
-
-# langgraph's own prebuilt nodes use RunnableCallable: one node with a sync and an async
-# body and no per-call tracing overhead, which RunnableLambda would add.
-from langgraph._internal._runnable import RunnableCallable
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer
 
-from langchain_agent_rules.agent.nodes import AgentNodes, AgentSettings, OnLimit
+from langchain_agent_rules.agent.nodes import AgentNodes
+from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.protocol import ProtocolChoice
 from langchain_agent_rules.agent.state import AgentInput, AgentState
+from langchain_agent_rules.agent.tools_node import ToolsNode
 from langchain_agent_rules.errors import AgentConfigurationError
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 from langchain_agent_rules.rules.store import RuleReader
 
-__all__ = ["MIN_OBSERVATION_BYTES", "create_rules_agent", "recursion_limit_for"]
-
-MIN_OBSERVATION_BYTES = 128
-_ON_LIMIT = ("summarize", "end", "raise")
+__all__ = ["create_rules_agent", "recursion_limit_for"]
 
 
 def recursion_limit_for(max_iterations: int) -> int:
@@ -50,98 +47,123 @@ def recursion_limit_for(max_iterations: int) -> int:
     return 2 * max_iterations + 5
 
 
+class _Node(Runnable[Any, Any]):
+    """A graph node or router with a sync and an async body and no tracing of its own.
+
+    LangGraph already records each node as one run; a `RunnableLambda` would add a
+    second, nested run (and its callback cost) to every step, and a plain function
+    would make async runs hop to a thread.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        func: Callable[..., Any],
+        afunc: Callable[..., Awaitable[Any]],
+        *,
+        with_config: bool = True,
+    ) -> None:
+        self.name = name
+        self._func = func
+        self._afunc = afunc
+        self._with_config = with_config
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the sync body."""
+        if self._with_config:
+            return self._func(input, config)
+        return self._func(input)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the async body."""
+        if self._with_config:
+            return await self._afunc(input, config)
+        return await self._afunc(input)
+
+
+def _router(name: str, route: Callable[[AgentState], str]) -> _Node:
+    async def aroute(state: AgentState) -> str:
+        return route(state)
+
+    return _Node(name, route, aroute, with_config=False)
+
+
 def create_rules_agent(
     model: BaseChatModel | str,
     tools: Sequence[BaseTool | Callable[..., Any]] = (),
     *,
     rules: RuleReader | None = None,
-    project_id: int | None = None,
-    protocol: str = "auto",
-    max_iterations: int = 6,
-    tool_timeout: float = 30.0,
-    max_observation_bytes: int = 8192,
-    on_limit: str = "summarize",
-    system_prompt: str | None = None,
-    require_approval: Sequence[str] = (),
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    checkpointer: Checkpointer = None,
     store: BaseStore | None = None,
+    options: AgentOptions | None = None,
+    **option_values: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build a ReAct agent graph that follows rules and bounds every tool call.
+    """Build a ReAct agent graph that follows rules and bounds every tool call and budget.
 
     Args:
         model: A chat model, or a model string for
             ``langchain_agent_rules.models.resolve.resolve_chat_model`` (``"local"``,
             ``"ollama:qwen2.5-coder:1.5b"``).
-        tools: `BaseTool` objects or plain functions (turned into tools).
+        tools: `BaseTool` objects or plain functions (turned into tools). LangGraph's
+            tool contracts hold: ``InjectedState``, ``InjectedStore``, ``ToolRuntime``
+            and ``InjectedToolCallId`` arguments are filled in (never shown to the
+            model), ``interrupt()`` in a tool pauses the run, a returned ``Command``
+            updates the state, and artifacts stay on the ``ToolMessage``.
         rules: A rule store; its effective rules for ``project_id`` are read before every
-            model call and put in the system prompt.
-        project_id: The project whose rules apply (``None``: global rules only).
-        protocol: ``"native"`` (bind the tools), ``"text"`` (fenced JSON in the prompt)
-            or ``"auto"``.
-        max_iterations: Model turns that may use tools; then ``on_limit`` applies. A
-            turn whose calls all repeat earlier ones ends the run before that: one model
-            call without tools gives the answer (``stop_reason="repeated_calls"``).
-        tool_timeout: Seconds one tool call may take before it becomes an error.
-        max_observation_bytes: UTF-8 bytes of one observation the model may see.
-        on_limit: ``"summarize"`` (one last model call without tools), ``"end"`` (a fixed
-            answer) or ``"raise"`` (`IterationLimitError`).
-        system_prompt: Replaces the default opening of the system prompt.
-        require_approval: Tool names whose calls pause the run for a human decision.
+            model call and put in the system prompt (those over the limits are left out
+            and reported in ``rule_events``).
         checkpointer: A LangGraph checkpointer; required by ``require_approval``.
-        store: A LangGraph store, passed to the compiled graph.
+            ``True`` means a parent graph or the LangGraph platform supplies it.
+        store: A LangGraph store, passed to the compiled graph (and to tools that take
+            an ``InjectedStore`` argument).
+        options: An `AgentOptions`; keywords (``max_iterations=3``) override its fields.
+        **option_values: Any field of `AgentOptions`: ``protocol``, ``project_id``,
+            ``max_iterations``, ``max_model_calls``, ``max_total_tokens``,
+            ``tool_timeout``, ``max_observation_bytes``, ``max_argument_bytes``,
+            ``on_limit``, ``system_prompt``, ``require_approval``.
 
     Returns:
         A compiled graph: input ``{"messages": [...]}``; output state with ``messages``,
-        ``answer``, ``stop_reason``, ``iterations`` and ``trace``.
+        ``answer``, ``stop_reason``, ``iterations``, ``trace``, ``usage`` and
+        ``rule_events``.
 
     Raises:
         AgentConfigurationError: An option is invalid; the message says what is allowed.
     """
-    chat_model = _resolve_model(model)
+    settings = AgentOptions.resolve(options, option_values)
+    if rules is not None and not isinstance(rules, RuleReader):
+        raise AgentConfigurationError(
+            f"rules must be a RuleReader (get_all_by_project and get), got {type(rules).__name__}"
+        )
     tool_list = _check_tools(tools)
-    settings = _check_settings(
-        tool_list,
-        rules=rules,
-        project_id=project_id,
-        max_iterations=max_iterations,
-        tool_timeout=tool_timeout,
-        max_observation_bytes=max_observation_bytes,
-        on_limit=on_limit,
-        system_prompt=system_prompt,
-        require_approval=require_approval,
-        checkpointer=checkpointer,
-    )
-    nodes = AgentNodes(
-        chat_model, tool_list, ProtocolChoice(chat_model, tool_list, protocol), settings
-    )
+    _check_approval(settings, tool_list, checkpointer)
+    chat_model = _resolve_model(model)
+    protocol = ProtocolChoice(chat_model, tool_list, settings.protocol)
+    nodes = AgentNodes(chat_model, tool_list, protocol, settings, rules)
+    tools_node = ToolsNode(tool_list, settings)
+
     graph = StateGraph(AgentState, input_schema=AgentInput)
-    graph.add_node("start", RunnableCallable(nodes.start, nodes.astart, trace=False))
-    graph.add_node("agent", RunnableCallable(nodes.agent, nodes.aagent))
-    graph.add_node("tools", RunnableCallable(nodes.tools, nodes.atools))
-    graph.add_node("limit", RunnableCallable(nodes.limit, nodes.alimit))
-    graph.add_node("repeated_calls", RunnableCallable(nodes.repeated_calls, nodes.arepeated_calls))
+    graph.add_node("start", _Node("start", nodes.start, nodes.astart, with_config=False))
+    graph.add_node("agent", _Node("agent", nodes.agent, nodes.aagent))
+    graph.add_node("tools", _Node("tools", tools_node.tools, tools_node.atools))
+    graph.add_node("limit", _Node("limit", nodes.limit, nodes.alimit))
+    graph.add_node(
+        "repeated_calls", _Node("repeated_calls", nodes.repeated_calls, nodes.arepeated_calls)
+    )
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")
-    # Routers get an async twin too: a sync-only router in an async run costs a thread hop.
     graph.add_conditional_edges(
-        "agent", _router(nodes.route_after_agent, "route_after_agent"), ["tools", END]
+        "agent", _router("route_after_agent", nodes.route_after_agent), ["tools", END]
     )
     graph.add_conditional_edges(
         "tools",
-        _router(nodes.route_after_tools, "route_after_tools"),
+        _router("route_after_tools", nodes.route_after_tools),
         ["agent", "limit", "repeated_calls"],
     )
     graph.add_edge("limit", END)
     graph.add_edge("repeated_calls", END)
     compiled = graph.compile(checkpointer=checkpointer, store=store, name="rules_agent")
-    return compiled.with_config(recursion_limit=recursion_limit_for(max_iterations))
-
-
-def _router(route: Callable[[AgentState], str], name: str) -> RunnableCallable:
-    async def aroute(state: AgentState) -> str:
-        return route(state)
-
-    return RunnableCallable(route, aroute, name=name, trace=False)
+    return compiled.with_config(recursion_limit=recursion_limit_for(settings.max_iterations))
 
 
 def _resolve_model(model: BaseChatModel | str) -> BaseChatModel:
@@ -177,69 +199,19 @@ def _check_tools(tools: Sequence[BaseTool | Callable[..., Any]]) -> list[BaseToo
     return tool_list
 
 
-def _positive_int(name: str, value: object, minimum: int = 1) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise AgentConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
-
-
-def _check_settings(
-    tools: list[BaseTool],
-    *,
-    rules: RuleReader | None,
-    project_id: int | None,
-    max_iterations: int,
-    tool_timeout: float,
-    max_observation_bytes: int,
-    on_limit: str,
-    system_prompt: str | None,
-    require_approval: Sequence[str],
-    checkpointer: BaseCheckpointSaver[Any] | None,
-) -> AgentSettings:
-    _positive_int("max_iterations", max_iterations)
-    _positive_int("max_observation_bytes", max_observation_bytes, MIN_OBSERVATION_BYTES)
-    if (
-        not isinstance(tool_timeout, int | float)
-        or isinstance(tool_timeout, bool)
-        or not tool_timeout > 0
-    ):
-        raise AgentConfigurationError(
-            f"tool_timeout must be a number of seconds > 0, got {tool_timeout!r}"
-        )
-    if on_limit not in _ON_LIMIT:
-        raise AgentConfigurationError(
-            f"on_limit={on_limit!r} is not supported; use one of: {', '.join(_ON_LIMIT)}"
-        )
-    if project_id is not None:
-        _positive_int("project_id", project_id)
-    if rules is not None and not isinstance(rules, RuleReader):
-        raise AgentConfigurationError(
-            f"rules must be a RuleReader (get_all_by_project and get), got {type(rules).__name__}"
-        )
-    if isinstance(require_approval, str):
-        raise AgentConfigurationError(
-            "require_approval must be a list of tool names, not a single string"
-        )
+def _check_approval(
+    options: AgentOptions, tools: list[BaseTool], checkpointer: Checkpointer
+) -> None:
     names = {t.name for t in tools}
-    unknown = sorted(set(require_approval) - names)
+    unknown = sorted(set(options.require_approval) - names)
     if unknown:
         raise AgentConfigurationError(
             f"require_approval names tools the agent does not have: {', '.join(unknown)}; "
             f"its tools: {', '.join(sorted(names)) or 'none'}"
         )
-    if require_approval and checkpointer is None:
+    if options.require_approval and checkpointer in (None, False):
         raise AgentConfigurationError(
             "require_approval pauses a run until a human decides, which needs a "
-            "checkpointer: pass checkpointer=InMemorySaver() or a persistent one"
+            "checkpointer: pass checkpointer=InMemorySaver() or a persistent one "
+            "(checkpointer=True when a parent graph or the LangGraph platform supplies it)"
         )
-    return AgentSettings(
-        max_iterations=max_iterations,
-        tool_timeout=float(tool_timeout),
-        max_observation_bytes=max_observation_bytes,
-        on_limit=cast(OnLimit, on_limit),
-        system_prompt=system_prompt,
-        require_approval=frozenset(require_approval),
-        rules=rules,
-        project_id=project_id,
-        rule_config=AgentRuleToolConfig(),
-    )

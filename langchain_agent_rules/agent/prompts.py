@@ -9,9 +9,17 @@ one that says when to answer reached an answer in 8 of 10 tasks.
 from __future__ import annotations
 
 __all__ = [
+    "ARGUMENTS_BAD_INTEGER",
+    "ARGUMENTS_BAD_TEXT",
+    "ARGUMENTS_BAD_VALUE",
+    "ARGUMENTS_NOT_AN_OBJECT",
+    "ARGUMENTS_TOO_DEEP",
+    "ARGUMENTS_TOO_LARGE",
+    "BUDGET_ANSWERS",
+    "BUDGET_SPENT",
+    "COMMAND_WITHOUT_TOOL_MESSAGE",
     "DEFAULT_SYSTEM_PROMPT",
     "INVALID_ARGS",
-    "LIMIT_REACHED_ANSWER",
     "NO_OBSERVATIONS",
     "OBSERVATION_MESSAGE",
     "OBSERVATION_PART",
@@ -86,17 +94,31 @@ REJECTED = (
     'ERROR: a human reviewer rejected the call to tool "{tool}"{reason}. Do not retry it; '
     "answer with what you know or use another tool."
 )
+COMMAND_WITHOUT_TOOL_MESSAGE = (
+    'ERROR: tool "{tool}" returned a Command without a ToolMessage answering this call'
+)
 TRUNCATION_MARKER = "\n[truncated: showed {shown} of {total} bytes]"
 
+# Why no more tools can be used, per budget (the sentence after "No more tools can be used:").
+BUDGET_SPENT = {
+    "max_iterations": "all {max_iterations} tool iterations are spent",
+    "max_model_calls": "this is the last of {max_model_calls} model calls",
+    "max_total_tokens": "the {max_total_tokens}-token budget is spent",
+}
 SUMMARIZE_REQUEST = (
     "Task: {task}\n\nWhat the tools returned:\n{observations}\n\n"
-    "No more tools can be used: all {max_iterations} tool iterations are spent. Using only "
+    "No more tools can be used: {budget}. Using only "
     "what the tools returned, reply with FINAL: followed by your best answer to the task."
 )
 NO_OBSERVATIONS = "(nothing)"
-LIMIT_REACHED_ANSWER = (
-    "I stopped after {max_iterations} tool iterations without reaching an answer."
-)
+# The answer when a budget ends a run without a model-written answer, per budget.
+BUDGET_ANSWERS = {
+    "max_iterations": "I stopped after {max_iterations} tool iterations without reaching an "
+    "answer.",
+    "max_model_calls": "I stopped after {max_model_calls} model calls without reaching an answer.",
+    "max_total_tokens": "I stopped after using the {max_total_tokens}-token budget without "
+    "reaching an answer.",
+}
 
 # A turn that only repeated earlier calls gets no further tool iteration: measured with the
 # embedded 1.5B model, it re-sent the same block every turn until max_iterations.
@@ -108,3 +130,12 @@ REPEATED_CALLS_REQUEST = (
 REPEATED_CALLS_ANSWER = (
     "I stopped because a tool call repeated an earlier one, without reaching an answer."
 )
+
+# Why a tool call's arguments were refused before the call was stored or run (the message
+# of an INVALID_ARGS observation).
+ARGUMENTS_NOT_AN_OBJECT = "the arguments must be a JSON object"
+ARGUMENTS_TOO_DEEP = "the arguments are nested more than {limit} levels deep"
+ARGUMENTS_TOO_LARGE = "the arguments are larger than {limit} bytes"
+ARGUMENTS_BAD_TEXT = "the arguments contain text that is not valid Unicode (a lone surrogate)"
+ARGUMENTS_BAD_INTEGER = "the arguments contain an integer outside the 64-bit range"
+ARGUMENTS_BAD_VALUE = "the arguments contain a {kind}, which is not a JSON value"

@@ -1,28 +1,53 @@
-"""Render a project's effective rules into the system prompt.
+"""Render a project's effective rules into the system prompt, within the configured limits.
 
-`render_rules_prompt` groups the rules by type (requirements, prohibitions, constraints,
-guidelines) and keeps the priority order within each group; `read_rules_prompt` and
-`aread_rules_prompt` read the rules afresh through `effective_rules_payload`, so every
-`AgentRuleToolConfig` limit applies and a rule changed between two model calls shows up
-in the second one.
+`read_rules` / `aread_rules` read the rules afresh (so a rule changed between two model
+calls shows up in the second one), keep those that fit the `AgentRuleToolConfig` limits
+in priority order and say which they left out; `render_rules_prompt` groups the kept
+rules by type (requirements, prohibitions, constraints, guidelines), keeping the
+priority order within each group.
+
+A rule over a limit never fails a run: it is left out of the prompt and reported as a
+`RuleEvent` with status ``"omitted"`` naming the limit. (The ``agent_rule`` tool, by
+contrast, refuses the whole payload with `ToolExecutionError`, so a model asking for the
+rules learns that something is wrong.)
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import cast
 
 from langchain_agent_rules.agent.prompts import RULE_GROUP_HEADERS, RULE_LINE, RULES_HEADER
+from langchain_agent_rules.agent.state import RuleEvent
 from langchain_agent_rules.rules.limits import (
     AgentRuleToolConfig,
     EffectiveRules,
-    effective_rules_payload,
+    compact_json,
+    public_rule,
+    utf8_len,
 )
 from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.rules.store import RuleReader
 
-__all__ = ["aread_rules_prompt", "read_rules_prompt", "render_rules_prompt"]
+__all__ = [
+    "RulesPrompt",
+    "aread_rules",
+    "aread_rules_prompt",
+    "fitting_rules",
+    "read_rules",
+    "read_rules_prompt",
+    "render_rules_prompt",
+]
+
+
+@dataclass(frozen=True)
+class RulesPrompt:
+    """The rules section of a system prompt and the rules left out of it."""
+
+    text: str
+    omitted: list[RuleEvent] = field(default_factory=list)
 
 
 def render_rules_prompt(payload: EffectiveRules) -> str:
@@ -41,36 +66,95 @@ def render_rules_prompt(payload: EffectiveRules) -> str:
     return "\n\n".join(sections)
 
 
-def read_rules_prompt(
+def _omitted(rule: Rule, detail: str) -> RuleEvent:
+    return {"rule_id": rule.id, "status": "omitted", "detail": detail}
+
+
+def fitting_rules(
+    rules: Sequence[Rule], project_id: int | None, config: AgentRuleToolConfig
+) -> tuple[EffectiveRules, list[RuleEvent]]:
+    """The rules that fit the limits, highest priority first, and an event for each left out.
+
+    A rule is left out when ``max_rules`` rules are already kept, when its content is
+    over ``max_rule_content_bytes``, or when adding it would take the compact JSON
+    payload (what ``agent_rule`` returns) over ``max_payload_bytes``; a smaller rule of
+    lower priority may still fit after it. The sort is stable: rules of equal priority
+    keep the store's order.
+    """
+    kept: list[Rule] = []
+    omitted: list[RuleEvent] = []
+
+    def payload_of(selected: list[Rule]) -> EffectiveRules:
+        return {
+            "project_id": project_id,
+            "count": len(selected),
+            "rules": [public_rule(rule) for rule in selected],
+        }
+
+    empty_size = utf8_len(compact_json(payload_of([])))  # with "count":0
+    entries_size = 0
+    for rule in sorted(rules, key=lambda r: -r.priority):
+        content_bytes = utf8_len(rule.content)
+        if len(kept) >= config.max_rules:
+            omitted.append(_omitted(rule, f"max_rules={config.max_rules}"))
+            continue
+        if content_bytes > config.max_rule_content_bytes:
+            detail = (
+                f"max_rule_content_bytes={config.max_rule_content_bytes} "
+                f"(its content has {content_bytes} bytes)"
+            )
+            omitted.append(_omitted(rule, detail))
+            continue
+        entry = utf8_len(compact_json(public_rule(rule)))
+        count = len(kept) + 1
+        # The payload with this rule: the entries, a comma between each two, and the
+        # count's digits in place of the empty payload's "0".
+        size = empty_size + entries_size + entry + (count - 1) + len(str(count)) - 1
+        if size > config.max_payload_bytes:
+            omitted.append(_omitted(rule, f"max_payload_bytes={config.max_payload_bytes}"))
+            continue
+        kept.append(rule)
+        entries_size += entry
+    return payload_of(kept), omitted
+
+
+def read_rules(
     reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
-) -> str:
-    """Read the effective rules of ``project_id`` now and render them."""
-    return render_rules_prompt(effective_rules_payload(reader, project_id, config))
+) -> RulesPrompt:
+    """Read the effective rules of ``project_id`` now; render those that fit the limits."""
+    return _render(reader.get_all_by_project(project_id), project_id, config)
 
 
-class _Snapshot:
-    """A reader over rules already fetched, so the limits code stays in one place."""
-
-    def __init__(self, rules: list[Rule]) -> None:
-        self._rules = rules
-
-    def get_all_by_project(self, project_id: int | None) -> list[Rule]:
-        return self._rules
-
-    def get(self, rule_id: str) -> Rule:  # pragma: no cover - not used by the limits
-        raise NotImplementedError
-
-
-async def aread_rules_prompt(
+async def aread_rules(
     reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
-) -> str:
-    """Async `read_rules_prompt`: uses the reader's ``aget_all_by_project`` when it has one.
+) -> RulesPrompt:
+    """Async `read_rules`: uses the reader's ``aget_all_by_project`` when it has one.
 
     Otherwise the sync read runs in a thread, so a slow store does not block the loop.
     """
     native = getattr(reader, "aget_all_by_project", None)
     if native is None:
-        return await asyncio.to_thread(read_rules_prompt, reader, project_id, config)
+        return await asyncio.to_thread(read_rules, reader, project_id, config)
     fetch = cast(Callable[[int | None], Awaitable[list[Rule]]], native)
-    rules = await fetch(project_id)
-    return read_rules_prompt(_Snapshot(rules), project_id, config)
+    return _render(await fetch(project_id), project_id, config)
+
+
+def _render(
+    rules: Sequence[Rule], project_id: int | None, config: AgentRuleToolConfig
+) -> RulesPrompt:
+    payload, omitted = fitting_rules(rules, project_id, config)
+    return RulesPrompt(render_rules_prompt(payload), omitted)
+
+
+def read_rules_prompt(
+    reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
+) -> str:
+    """The rules section for ``project_id``, read now (rules over a limit are left out)."""
+    return read_rules(reader, project_id, config).text
+
+
+async def aread_rules_prompt(
+    reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
+) -> str:
+    """Async `read_rules_prompt`."""
+    return (await aread_rules(reader, project_id, config)).text

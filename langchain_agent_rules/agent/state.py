@@ -1,18 +1,29 @@
-"""The agent graph's state: messages plus the result and the trace of the current run."""
+"""The agent graph's state: messages plus the result, trace, usage and rule events of a run.
+
+Everything here is a `typing_extensions.TypedDict`, so pydantic can read the state on
+Python 3.11 and ``graph.get_input_jsonschema()`` / ``get_output_jsonschema()`` (what
+LangGraph Studio shows) work. Every field but ``messages`` is reset when a run starts.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
-__all__ = ["AgentInput", "AgentState", "StopReason", "TraceStep"]
+from langchain_agent_rules.rules.engine import RuleEvent
 
-StopReason = Literal["final", "max_iterations", "repeated_calls"]
-"""Why a run ended: ``final`` (the model answered), ``max_iterations`` (the ``limit`` node
-answered after the last tool iteration) or ``repeated_calls`` (a model turn only repeated
-tool calls already made in this run, so the model was asked once, without tools, for its
+__all__ = ["AgentInput", "AgentState", "RuleEvent", "StopReason", "TraceStep", "Usage"]
+
+StopReason = Literal[
+    "final", "max_iterations", "max_model_calls", "max_total_tokens", "repeated_calls"
+]
+"""Why a run ended: ``final`` (the model answered); ``max_iterations``,
+``max_model_calls`` or ``max_total_tokens`` (that budget was spent and the ``limit``
+node answered as ``on_limit`` says); ``repeated_calls`` (a model turn only repeated tool
+calls already made in this run, so the model was asked once, without tools, for its
 answer)."""
 
 
@@ -37,6 +48,20 @@ class TraceStep(TypedDict):
     approval: str | None
 
 
+class Usage(TypedDict):
+    """Tokens and model calls of one run, summed over its model calls.
+
+    Read from each reply's ``usage_metadata`` (a model that reports none adds only to
+    ``model_calls``); ``cached_input_tokens`` is the part of ``input_tokens`` the model
+    read from its cache (``input_token_details["cache_read"]``).
+    """
+
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int
+
+
 class AgentInput(TypedDict):
     """What a run takes: the conversation so far, the task last."""
 
@@ -44,9 +69,11 @@ class AgentInput(TypedDict):
 
 
 class AgentState(AgentInput, total=False):
-    """The full state; ``answer``, ``stop_reason``, ``iterations`` and ``trace`` are per run."""
+    """The full state; every field but ``messages`` belongs to the current run."""
 
     answer: str | None
     stop_reason: StopReason | None
     iterations: int
     trace: list[TraceStep]
+    usage: Usage
+    rule_events: list[RuleEvent]

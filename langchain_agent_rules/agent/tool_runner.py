@@ -5,7 +5,15 @@ the calls of one model turn concurrently, in order, and answer unknown tool name
 of them raises for a tool's failure: an exception, invalid arguments, a timeout or an
 unknown name all become a `ToolOutcome` with a status and an ``ERROR: ...`` observation
 the model can act on. The observation is capped at ``max_observation_bytes`` (UTF-8);
-the full output is dropped, so it never reaches the model or the graph state.
+the full output is dropped, so it never reaches the model or the graph state (an
+artifact from a ``response_format="content_and_artifact"`` tool stays on the message).
+
+LangGraph's tool contracts hold: an ``interrupt()`` in a tool (`GraphBubbleUp`) is
+raised once every call of the turn has finished, so the run pauses and resumes with
+``Command(resume=...)``; a tool that returns a `Command` gets an outcome carrying it (its
+`ToolMessage` for the call capped like any observation), so the graph applies its
+update. ``prepare`` puts in what the graph injects (state, store, runtime) just before a
+call runs; the outcome keeps the model's arguments.
 
 Sync tools run on a shared pool of daemon worker threads. Python cannot stop a thread,
 so a call that times out keeps its worker busy until the tool returns; its result is
@@ -24,16 +32,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal
 
-from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.messages import ToolCall, ToolMessage, convert_to_messages
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
 from pydantic import ValidationError
 from pydantic.v1 import ValidationError as ValidationErrorV1
 
+from langchain_agent_rules.agent.arguments import clean_text
 from langchain_agent_rules.agent.prompts import (
+    COMMAND_WITHOUT_TOOL_MESSAGE,
     INVALID_ARGS,
     TOOL_ERROR,
     TOOL_TIMEOUT,
@@ -43,6 +55,7 @@ from langchain_agent_rules.agent.prompts import (
 from langchain_agent_rules.errors import InvalidToolCallError
 
 __all__ = [
+    "PrepareCall",
     "ToolOutcome",
     "ToolStatus",
     "arun_tool_call",
@@ -55,6 +68,8 @@ __all__ = [
 ToolStatus = Literal[
     "ok", "error", "timeout", "unknown_tool", "invalid_args", "parse_error", "rejected", "repeated"
 ]
+PrepareCall = Callable[[ToolCall], ToolCall]
+"""Turns a model's call into the call the tool gets (for example with injected arguments)."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +84,24 @@ class ToolOutcome:
     duration_ms: float
     truncated: bool = False
     error: str | None = None
+    artifact: Any = None
+    command: Command[Any] | None = None
+
+    def with_command(self, command: Command[Any]) -> ToolOutcome:
+        """The same outcome, answered through ``command`` (which holds its `ToolMessage`)."""
+        return replace(self, command=command)
 
     def to_message(self) -> ToolMessage:
-        """The `ToolMessage` that answers the call (status ``error`` unless it ran fine)."""
+        """The `ToolMessage` that answers the call (status ``error`` unless it ran fine).
+
+        For an outcome with a `command`, that command's update carries this message.
+        """
         return ToolMessage(
             content=self.observation,
             tool_call_id=self.call_id,
             name=self.tool,
             status="success" if self.status in ("ok", "repeated") else "error",
+            artifact=self.artifact,
         )
 
 
@@ -84,9 +109,14 @@ def truncate_observation(text: str, max_bytes: int) -> tuple[str, bool]:
     """Cut ``text`` to at most ``max_bytes`` UTF-8 bytes, marker included.
 
     Returns the text and whether it was cut. The marker says how many bytes were shown
-    out of how many; the cut never splits a character.
+    out of how many; the cut never splits a character. Unpaired surrogates become
+    U+FFFD, so the text can always be encoded and stored.
     """
-    encoded = text.encode("utf-8")
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = clean_text(text)
+        encoded = text.encode("utf-8")
     total = len(encoded)
     if total <= max_bytes:
         return text, False
@@ -160,17 +190,12 @@ def _has_native_async(tool: BaseTool) -> bool:
     return type(tool)._arun is not BaseTool._arun
 
 
-def _invoke_sync(tool: BaseTool, call: ToolCall) -> tuple[Any, float]:
+def _invoke_sync(tool: BaseTool, call: ToolCall, prepare: PrepareCall | None) -> tuple[Any, float]:
     started = time.perf_counter()
+    if prepare is not None:
+        call = prepare(call)
     result = asyncio.run(tool.ainvoke(call)) if _is_async_only(tool) else tool.invoke(call)
     return result, (time.perf_counter() - started) * 1000
-
-
-def _content_text(result: Any) -> tuple[str, bool]:
-    """The text of a tool's result, and whether the tool reported an error itself."""
-    if isinstance(result, ToolMessage):
-        return result.text, result.status == "error"
-    return (result if isinstance(result, str) else str(result)), False
 
 
 def _validation_message(error: ValidationError | ValidationErrorV1) -> str:
@@ -187,6 +212,7 @@ def _outcome(
     observation: str,
     duration_ms: float,
     error: str | None = None,
+    artifact: Any = None,
 ) -> ToolOutcome:
     text, truncated = truncate_observation(observation, max_bytes)
     return ToolOutcome(
@@ -197,15 +223,53 @@ def _outcome(
         status=status,
         duration_ms=round(duration_ms, 3),
         truncated=truncated,
-        error=error,
+        error=None if error is None else clean_text(error),
+        artifact=artifact,
     )
 
 
 def _from_result(call: ToolCall, max_bytes: int, result: Any, duration_ms: float) -> ToolOutcome:
-    text, failed = _content_text(result)
-    if failed:
-        return _outcome(call, max_bytes, "error", text, duration_ms, error=text)
+    if isinstance(result, Command):
+        return _from_command(call, max_bytes, result, duration_ms)
+    if isinstance(result, ToolMessage):
+        status: ToolStatus = "error" if result.status == "error" else "ok"
+        error = result.text if status == "error" else None
+        return _outcome(call, max_bytes, status, result.text, duration_ms, error, result.artifact)
+    text = result if isinstance(result, str) else str(result)
     return _outcome(call, max_bytes, "ok", text, duration_ms)
+
+
+def _from_command(
+    call: ToolCall, max_bytes: int, command: Command[Any], duration_ms: float
+) -> ToolOutcome:
+    """The outcome of a tool that returned a `Command`, with the command to apply.
+
+    A command for the current graph must answer the call with a `ToolMessage` in its
+    update (as in ``ToolNode``); that message is capped like any observation. A command
+    for a parent graph passes as it is.
+    """
+    if command.graph is not None:
+        return _outcome(call, max_bytes, "ok", "", duration_ms).with_command(command)
+    update = command.update if isinstance(command.update, dict) else {}
+    messages = convert_to_messages(update.get("messages") or [])
+    answer = next(
+        (m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call["id"]),
+        None,
+    )
+    if answer is None:
+        observation = COMMAND_WITHOUT_TOOL_MESSAGE.format(tool=call["name"])
+        return _outcome(call, max_bytes, "error", observation, duration_ms, observation)
+    outcome = _from_result(call, max_bytes, answer, duration_ms)
+    capped = answer.model_copy(update={"content": outcome.observation, "name": call["name"]})
+    messages = [capped if m is answer else m for m in messages]
+    return outcome.with_command(
+        Command(
+            graph=command.graph,
+            update={**update, "messages": messages},
+            resume=command.resume,
+            goto=command.goto,
+        )
+    )
 
 
 def _from_error(
@@ -242,6 +306,8 @@ def _wait(
     started = time.perf_counter()
     try:
         result, duration_ms = future.result(timeout=remaining)
+    except GraphBubbleUp:
+        raise
     except Exception as error:
         # A tool may raise TimeoutError itself; only our own wait expiring is a timeout.
         if isinstance(error, FutureTimeoutError) and not (
@@ -258,9 +324,10 @@ def run_tool_call(
     call: Mapping[str, Any],
     timeout: float | None,
     max_observation_bytes: int,
+    prepare: PrepareCall | None = None,
 ) -> ToolOutcome:
     """Run one tool call in a worker thread and wait at most ``timeout`` seconds."""
-    return run_tool_calls({tool.name: tool}, [call], timeout, max_observation_bytes)[0]
+    return run_tool_calls({tool.name: tool}, [call], timeout, max_observation_bytes, prepare)[0]
 
 
 def run_tool_calls(
@@ -268,8 +335,12 @@ def run_tool_calls(
     calls: Sequence[Mapping[str, Any]],
     timeout: float | None,
     max_observation_bytes: int,
+    prepare: PrepareCall | None = None,
 ) -> list[ToolOutcome]:
-    """Run ``calls`` concurrently, each within ``timeout``; one outcome per call, in order."""
+    """Run ``calls`` concurrently, each within ``timeout``; one outcome per call, in order.
+
+    An interrupt from a tool is raised after every call has finished or timed out.
+    """
     deadline = None if timeout is None else time.monotonic() + timeout
     pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall]] = []
     for raw in calls:
@@ -278,13 +349,20 @@ def run_tool_calls(
         if tool is None:
             pending.append(_unknown(call, max_observation_bytes, list(tools)))
         else:
-            pending.append((_WORKERS.submit(partial(_invoke_sync, tool, call)), call))
-    return [
-        item
-        if isinstance(item, ToolOutcome)
-        else _wait(item[0], item[1], deadline, timeout, max_observation_bytes)
-        for item in pending
-    ]
+            pending.append((_WORKERS.submit(partial(_invoke_sync, tool, call, prepare)), call))
+    outcomes: list[ToolOutcome] = []
+    signal: GraphBubbleUp | None = None
+    for item in pending:
+        if isinstance(item, ToolOutcome):
+            outcomes.append(item)
+            continue
+        try:
+            outcomes.append(_wait(item[0], item[1], deadline, timeout, max_observation_bytes))
+        except GraphBubbleUp as raised:
+            signal = signal or raised
+    if signal is not None:
+        raise signal
+    return outcomes
 
 
 async def arun_tool_call(
@@ -292,9 +370,13 @@ async def arun_tool_call(
     call: Mapping[str, Any],
     timeout: float | None,
     max_observation_bytes: int,
+    prepare: PrepareCall | None = None,
 ) -> ToolOutcome:
     """Run one tool call with an asyncio deadline (sync tools on a worker thread)."""
-    return (await arun_tool_calls({tool.name: tool}, [call], timeout, max_observation_bytes))[0]
+    outcomes = await arun_tool_calls(
+        {tool.name: tool}, [call], timeout, max_observation_bytes, prepare
+    )
+    return outcomes[0]
 
 
 async def arun_tool_calls(
@@ -302,10 +384,11 @@ async def arun_tool_calls(
     calls: Sequence[Mapping[str, Any]],
     timeout: float | None,
     max_observation_bytes: int,
+    prepare: PrepareCall | None = None,
 ) -> list[ToolOutcome]:
     """The async twin of `run_tool_calls`; calls run concurrently on the event loop."""
 
-    async def run_one(raw: Mapping[str, Any]) -> ToolOutcome:
+    async def run_one(raw: Mapping[str, Any]) -> ToolOutcome | GraphBubbleUp:
         call = _call_dict(raw)
         tool = tools.get(call["name"])
         if tool is None:
@@ -315,10 +398,12 @@ async def arun_tool_calls(
         try:
             async with deadline:
                 if _has_native_async(tool):
-                    result = await tool.ainvoke(call)
+                    result = await tool.ainvoke(prepare(call) if prepare else call)
                 else:
-                    work = _WORKERS.submit(partial(_invoke_sync, tool, call))
+                    work = _WORKERS.submit(partial(_invoke_sync, tool, call, prepare))
                     result, _ = await asyncio.wrap_future(work)
+        except GraphBubbleUp as signal:
+            return signal
         except Exception as error:
             if isinstance(error, TimeoutError) and deadline.expired():
                 assert timeout is not None
@@ -329,5 +414,12 @@ async def arun_tool_calls(
         return _from_result(call, max_observation_bytes, result, elapsed)
 
     if len(calls) == 1:
-        return [await run_one(calls[0])]
-    return list(await asyncio.gather(*(run_one(call) for call in calls)))
+        results = [await run_one(calls[0])]
+    else:
+        results = list(await asyncio.gather(*(run_one(call) for call in calls)))
+    outcomes: list[ToolOutcome] = []
+    for result in results:
+        if isinstance(result, GraphBubbleUp):
+            raise result
+        outcomes.append(result)
+    return outcomes

@@ -10,7 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["STATUS_STYLES", "print_answer", "print_step", "shorten", "trace_table"]
+from langchain_agent_rules.agent.result import RunResult
+
+__all__ = ["STATUS_STYLES", "print_result", "print_step", "shorten", "trace_table"]
 
 STATUS_STYLES = {"ok": "green", "repeated": "yellow", "rejected": "yellow"}
 _ARGS_WIDTH = 70
@@ -38,12 +40,32 @@ def print_step(console: Console, step: Mapping[str, Any]) -> None:
     )
 
 
-def print_answer(console: Console, answer: str, stop_reason: str, thread_id: str) -> None:
-    """The answer, then the stop reason and the thread id to read its trace later."""
-    console.print(escape(answer), highlight=False)
+def print_result(console: Console, result: RunResult, *, shown: str = "") -> None:
+    """The answer (unless ``shown`` already printed it), rule events, usage and the thread.
+
+    ``shown`` is what was printed while the answer streamed; when it is not the whole
+    answer (the model changed course after it), the answer is printed in full.
+    """
+    if shown.strip() != result.answer.strip():
+        if shown:
+            console.print()
+        console.print(escape(result.answer), highlight=False)
+    elif shown:
+        console.print()
+    for event in result.rule_events:
+        console.print(
+            f"[yellow]rule {escape(event['rule_id'])} {escape(event['status'])}: "
+            f"{escape(event['detail'])}[/yellow]",
+            highlight=False,
+        )
+    usage = result.usage
+    tokens = f"{usage['input_tokens'] + usage['output_tokens']:,} tokens"
+    if usage["cached_input_tokens"]:
+        tokens += f" ({usage['cached_input_tokens']:,} input tokens from cache)"
+    thread = escape(result.thread_id or "")
     console.print(
-        f"[dim]stop: {escape(stop_reason)} · thread: {escape(thread_id)} "
-        f"(agent-rules trace {escape(thread_id)})[/dim]",
+        f"[dim]stop: {escape(str(result.stop_reason))} · {usage['model_calls']} model call(s), "
+        f"{tokens} · thread: {thread} (agent-rules trace {thread})[/dim]",
         highlight=False,
     )
 

@@ -1,17 +1,21 @@
 """The ``run``, ``trace`` and ``demo`` commands: the agent on the command line.
 
 ``run`` answers one question with the tools its flags enable (``--db`` for ``sql_query``,
-``--root`` for ``file_read``, ``--allow-host`` for ``http_get``), showing each step live,
-and stores the run in a SQLite checkpoint file so ``trace THREAD`` can print it later
-and ``--thread`` can continue it. ``demo`` runs the three example questions on the
-shipped demo data.
+``--root`` for ``file_read``, ``--allow-host`` for ``http_get``), showing each step live
+and the answer as the model writes it, and stores the run in a SQLite checkpoint file
+so ``trace THREAD`` can print it later and ``--thread`` can continue it. ``demo`` runs
+the three example questions on the shipped demo data. Both take every `AgentOptions`
+field as a flag (``--max-iterations``, ``--max-total-tokens``, ...); a tool named in
+``--require-approval`` asks on the terminal before each call.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sqlite3
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -23,16 +27,21 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from langchain_agent_rules.agent.facade import RulesAgent
+from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.postgres_checkpoints import (
     is_postgres_url,
     open_postgres_checkpointer,
     redacted,
 )
-from langchain_agent_rules.cli._display import print_answer, print_step, trace_table
+from langchain_agent_rules.agent.result import RunResult
+from langchain_agent_rules.cli._display import print_result, print_step, trace_table
+from langchain_agent_rules.cli._options import add_agent_options, agent_options
 from langchain_agent_rules.demo import (
     DEMO_QUESTIONS,
     demo_database_url,
@@ -76,12 +85,10 @@ def register(subparsers: Any) -> None:
         help="a host the agent may fetch from (http_get); repeatable, *.example.com allowed",
     )
     run.add_argument("--rules", metavar="PATH", help="a JSON rules file or a rule store URL")
-    run.add_argument("--project", type=int, metavar="N", help="the project whose rules apply")
-    run.add_argument("--max-iterations", type=int, default=6, metavar="N")
-    run.add_argument("--tool-timeout", type=float, default=30.0, metavar="SECONDS")
     run.add_argument("--thread", metavar="ID", help="continue or name this conversation")
     _add_checkpoints_option(run)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_agent_options(run)
     run.set_defaults(handler=_run_command)
 
     trace = subparsers.add_parser(
@@ -102,6 +109,8 @@ def register(subparsers: Any) -> None:
     )
     _add_model_option(demo)
     _add_checkpoints_option(demo)
+    # Each demo question names the project whose rules apply.
+    add_agent_options(demo, exclude=("project_id",))
     demo.set_defaults(handler=_demo_command)
 
 
@@ -125,34 +134,20 @@ def _add_checkpoints_option(parser: argparse.ArgumentParser) -> None:
 
 def _run_command(args: argparse.Namespace) -> int:
     # Checked before the model loads, so a typo costs no load time.
-    if args.max_iterations < 1:
-        raise AgentConfigurationError(
-            f"--max-iterations must be at least 1, got {args.max_iterations}"
-        )
-    if not args.tool_timeout > 0:
-        raise AgentConfigurationError(
-            f"--tool-timeout must be a number of seconds > 0, got {args.tool_timeout:g}"
-        )
+    options = agent_options(args)
     tools = _tools(args.db, args.root, args.allow_host)
     rules = _rules(args.rules)
     console = Console(highlight=False)
     with _checkpointer(args.checkpoints) as saver:
         model = _load_model(args.model, console, quiet=args.json)
+        approval = _TerminalApproval()
         agent = RulesAgent(
-            model,
-            tools,
-            rules=rules,
-            project_id=args.project,
-            max_iterations=args.max_iterations,
-            tool_timeout=args.tool_timeout,
-            checkpointer=saver,
+            model, tools, rules=rules, approve=approval, checkpointer=saver, options=options
         )
         thread_id = args.thread or uuid.uuid4().hex[:12]
-        result = _ask(agent, args.question, thread_id, console, live=not args.json)
+        result = _ask(agent, args.question, thread_id, console, approval, live=not args.json)
     if args.json:
-        print(json.dumps({"thread_id": thread_id, **result}, ensure_ascii=False))
-    else:
-        print_answer(console, result["answer"], result["stop_reason"], thread_id)
+        print(json.dumps(dataclasses.asdict(result), ensure_ascii=False))
     return 0
 
 
@@ -181,6 +176,7 @@ def _trace_command(args: argparse.Namespace) -> int:
 
 def _demo_command(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
+    options = agent_options(args)
     tools: list[BaseTool] = [
         SqlQueryTool(demo_database_url(), include_schema=True),
         FileReadTool(demo_project_root()),
@@ -192,15 +188,20 @@ def _demo_command(args: argparse.Namespace) -> int:
     )
     with _checkpointer(args.checkpoints) as saver:
         model = _load_model(args.model, console, quiet=False)
+        approval = _TerminalApproval()
         for demo in DEMO_QUESTIONS:
             agent = RulesAgent(
-                model, tools, rules=rules, project_id=demo.project_id, checkpointer=saver
+                model,
+                tools,
+                rules=rules,
+                approve=approval,
+                checkpointer=saver,
+                options=AgentOptions.resolve(options, {"project_id": demo.project_id}),
             )
             scope = "global rules" if demo.project_id is None else f"project {demo.project_id}"
             console.rule(f"{demo.question} [dim]({scope})[/dim]")
             thread_id = uuid.uuid4().hex[:12]
-            result = _ask(agent, demo.question, thread_id, console, live=True)
-            print_answer(console, result["answer"], result["stop_reason"], thread_id)
+            _ask(agent, demo.question, thread_id, console, approval, live=True)
     return 0
 
 
@@ -267,21 +268,62 @@ def _load_model(spec: str, console: Console, *, quiet: bool) -> BaseChatModel:
         return resolve_chat_model(spec)
 
 
+class _TerminalApproval:
+    """Answers approval requests on the terminal (``--require-approval``)."""
+
+    def __init__(self) -> None:
+        self.status: Status | None = None
+        self._console = Console(stderr=True, highlight=False)
+
+    def __call__(self, request: Any) -> Any:
+        if not (isinstance(request, dict) and request.get("type") == "tool_approval"):
+            return "reject"
+        if self.status is not None:
+            self.status.stop()
+        args = json.dumps(request.get("args"), ensure_ascii=False)
+        self._console.print(
+            f"[bold]{escape(str(request.get('tool')))}[/bold] {escape(args)}", highlight=False
+        )
+        try:
+            answer = input("run this tool call? [y/N] ") if sys.stdin.isatty() else ""
+        except EOFError:
+            answer = ""
+        if self.status is not None:
+            self.status.start()
+        if answer.strip().lower() in ("y", "yes"):
+            return "approve"
+        return {"action": "reject", "reason": "refused on the command line"}
+
+
 def _ask(
-    agent: RulesAgent, question: str, thread_id: str, console: Console, *, live: bool
-) -> dict[str, Any]:
-    """Run one question; print each tool call as it finishes when ``live``."""
+    agent: RulesAgent,
+    question: str,
+    thread_id: str,
+    console: Console,
+    approval: _TerminalApproval,
+    *,
+    live: bool,
+) -> RunResult:
+    """Run one question; when ``live``, show each tool call and the answer as they come."""
+    if not live:
+        return agent.invoke(question, thread_id=thread_id)
+    steps: list[Any] = []
+    shown: list[str] = []
     summary: dict[str, Any] = {}
-    with console.status("thinking…") if live else nullcontext():
-        for event in agent.stream(question, thread_id=thread_id):
+    with console.status("thinking…") as status:
+        approval.status = status
+        for event in agent.stream(question, thread_id=thread_id, answer_deltas=True):
             if "step" in event:
-                if live:
-                    print_step(console, event)
+                steps.append(event)
+                print_step(console, event)
+            elif "answer_delta" in event:
+                if not shown:
+                    status.stop()
+                shown.append(event["answer_delta"])
+                console.out(event["answer_delta"], end="", highlight=False)
             else:
                 summary = event
-    return {
-        "answer": summary.get("answer") or "",
-        "stop_reason": summary.get("stop_reason") or "",
-        "iterations": summary.get("iterations", 0),
-        "trace": agent.trace(),
-    }
+        approval.status = None
+    result = dataclasses.replace(RunResult.from_state(summary, thread_id), trace=steps)
+    print_result(console, result, shown="".join(shown))
+    return result

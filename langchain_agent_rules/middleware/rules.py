@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, NotRequired, cast
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -12,26 +12,39 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-from langchain_agent_rules.agent.rules_prompt import aread_rules_prompt, read_rules_prompt
+from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.agent.rules_prompt import RulesPrompt, aread_rules, read_rules
+from langchain_agent_rules.agent.state import RuleEvent
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware._system import with_section
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 from langchain_agent_rules.rules.store import RuleReader
 from langchain_agent_rules.tools.agent_rule import AgentRuleTool
 
-__all__ = ["AgentRulesMiddleware"]
+__all__ = ["AgentRulesMiddleware", "RulesMiddlewareState"]
 
 
-class AgentRulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class RulesMiddlewareState(AgentState[Any]):
+    """`create_agent`'s state plus the run's ``rule_events`` (as in `create_rules_agent`)."""
+
+    rule_events: NotRequired[list[RuleEvent]]
+
+
+class AgentRulesMiddleware(AgentMiddleware[RulesMiddlewareState, Any, Any]):
     """Put the effective rules of a project into the system prompt at every model call.
 
     The rules are read afresh before each model call, so a rule added or changed during a
     run is followed from the next call on. They are rendered exactly as in
     `create_rules_agent` (grouped by type, highest priority first) and appended to the
-    system prompt `create_agent` was given. The `AgentRuleToolConfig` limits apply: a store
-    over them fails the model call with `ToolExecutionError`, naming the figure and the
-    limit. The async path reads through the reader's ``aget_all_by_project`` when it has one.
+    system prompt `create_agent` was given. The `AgentRuleToolConfig` limits apply as in
+    `create_rules_agent`: a rule over them is left out (the others still apply, in
+    priority order) and reported in the state's ``rule_events`` (``{"rule_id", "status":
+    "omitted", "detail"}``, reset at the start of each run). The async path reads through
+    the reader's ``aget_all_by_project`` when it has one.
 
     Setup:
         .. code-block:: bash
@@ -53,6 +66,8 @@ class AgentRulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         can look the rules up again (for another project, say).
     """
 
+    state_schema = RulesMiddlewareState
+
     def __init__(
         self,
         reader: RuleReader,
@@ -65,21 +80,27 @@ class AgentRulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 "AgentRulesMiddleware needs a rule reader (get_all_by_project, get), "
                 f"got {type(reader).__name__}"
             )
-        if project_id is not None and (
-            isinstance(project_id, bool) or not isinstance(project_id, int)
-        ):
-            raise AgentConfigurationError(
-                f"project_id must be an int or None, got {type(project_id).__name__}"
-            )
         if not isinstance(include_tool, bool):
             raise AgentConfigurationError(
                 f"include_tool must be True or False, got {type(include_tool).__name__}"
             )
         super().__init__()
         self.reader = reader
-        self.project_id = project_id
+        self.project_id = AgentOptions(project_id=project_id).project_id
         self.config = _rule_config(config)
         self.tools = [AgentRuleTool(reader, self.config)] if include_tool else []
+
+    def before_agent(
+        self, state: RulesMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Start the run with no rule events."""
+        return {"rule_events": []} if state.get("rule_events") else None
+
+    async def abefore_agent(
+        self, state: RulesMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async `before_agent`."""
+        return self.before_agent(state, runtime)
 
     def wrap_model_call(
         self,
@@ -87,8 +108,8 @@ class AgentRulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult[Any]:
         """Call the model with the rules appended to the system prompt."""
-        rules = read_rules_prompt(self.reader, self.project_id, self.config)
-        return handler(request.override(system_message=with_section(request.system_message, rules)))
+        rules = read_rules(self.reader, self.project_id, self.config)
+        return _with_events(request, rules, handler(_with_rules(request, rules)))
 
     async def awrap_model_call(
         self,
@@ -96,10 +117,24 @@ class AgentRulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async `wrap_model_call`; the rules are read without blocking the event loop."""
-        rules = await aread_rules_prompt(self.reader, self.project_id, self.config)
-        return await handler(
-            request.override(system_message=with_section(request.system_message, rules))
-        )
+        rules = await aread_rules(self.reader, self.project_id, self.config)
+        return _with_events(request, rules, await handler(_with_rules(request, rules)))
+
+
+def _with_rules(request: ModelRequest[Any], rules: RulesPrompt) -> ModelRequest[Any]:
+    return request.override(system_message=with_section(request.system_message, rules.text))
+
+
+def _with_events(
+    request: ModelRequest[Any], rules: RulesPrompt, response: ModelResponse[Any]
+) -> ModelCallResult[Any]:
+    known = cast("list[RuleEvent]", request.state.get("rule_events") or [])
+    new = [event for event in rules.omitted if event not in known]
+    if not new:
+        return response
+    return ExtendedModelResponse(
+        model_response=response, command=Command(update={"rule_events": [*known, *new]})
+    )
 
 
 def _rule_config(config: AgentRuleToolConfig | Mapping[str, Any] | None) -> AgentRuleToolConfig:

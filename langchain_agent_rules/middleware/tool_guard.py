@@ -9,19 +9,17 @@ and the same truncation marker as one called by `create_rules_agent`. In a callb
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import StructuredTool
-from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
+from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.tool_runner import ToolOutcome, arun_tool_calls, run_tool_calls
-from langchain_agent_rules.errors import AgentConfigurationError
 
 __all__ = ["ToolGuardMiddleware"]
 
@@ -33,32 +31,6 @@ class _NoArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _HandlerResult:
-    """What the handler returned besides a `ToolMessage`: a `Command` or a control signal.
-
-    Commands (state updates, jumps) and LangGraph's control signals (interrupts) are not
-    observations; they are kept aside here and handed back unchanged.
-    """
-
-    def __init__(self) -> None:
-        self.command: Command[Any] | None = None
-        self.signal: GraphBubbleUp | None = None
-
-    def keep(self, result: ToolMessage | Command[Any]) -> ToolMessage | str:
-        if isinstance(result, Command):
-            self.command = result
-            return ""
-        return result
-
-    def answer(self, outcome: ToolOutcome) -> ToolMessage | Command[Any]:
-        if outcome.status != "timeout":
-            if self.signal is not None:
-                raise self.signal
-            if self.command is not None:
-                return self.command
-        return outcome.to_message()
-
-
 def _call(request: ToolCallRequest) -> ToolCall:
     return {
         "name": request.tool_call["name"],
@@ -66,6 +38,13 @@ def _call(request: ToolCallRequest) -> ToolCall:
         "id": request.tool_call["id"],
         "type": "tool_call",
     }
+
+
+def _answer(outcome: ToolOutcome) -> ToolMessage | Command[Any]:
+    return outcome.command if outcome.command is not None else outcome.to_message()
+
+
+_DEFAULTS = AgentOptions()
 
 
 class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -78,10 +57,13 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     - an exception from a tool becomes an error `ToolMessage` ``ERROR: <message>``
       (LangGraph's own ToolNode lets most exceptions crash the run);
     - an observation over ``max_observation_bytes`` UTF-8 bytes is cut, with a marker
-      saying how much was shown; the full output (and any artifact) is dropped, so it
-      never reaches the model or the checkpointed state.
+      saying how much was shown; the full output is dropped, so it never reaches the
+      model or the checkpointed state (an artifact stays on the message).
 
-    Interrupts and `Command` results pass through unchanged.
+    Interrupts pass through; a `Command` result passes through with its `ToolMessage`
+    capped like any observation. The defaults and checks of ``timeout`` and
+    ``max_observation_bytes`` are those of `AgentOptions` (``tool_timeout``,
+    ``max_observation_bytes``).
 
     Setup:
         .. code-block:: bash
@@ -98,27 +80,15 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             agent = create_agent(model, tools, middleware=[guard])
     """
 
-    def __init__(self, timeout: float | None = 30.0, max_observation_bytes: int = 8192) -> None:
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not math.isfinite(timeout)
-            or timeout <= 0
-        ):
-            raise AgentConfigurationError(
-                f"timeout must be a number of seconds > 0 or None (no timeout), got {timeout!r}"
-            )
-        if (
-            isinstance(max_observation_bytes, bool)
-            or not isinstance(max_observation_bytes, int)
-            or max_observation_bytes <= 0
-        ):
-            raise AgentConfigurationError(
-                f"max_observation_bytes must be an int > 0, got {max_observation_bytes!r}"
-            )
+    def __init__(
+        self,
+        timeout: float | None = _DEFAULTS.tool_timeout,
+        max_observation_bytes: int = _DEFAULTS.max_observation_bytes,
+    ) -> None:
+        options = AgentOptions(tool_timeout=timeout, max_observation_bytes=max_observation_bytes)
         super().__init__()
-        self.timeout = None if timeout is None else float(timeout)
-        self.max_observation_bytes = max_observation_bytes
+        self.timeout = options.tool_timeout
+        self.max_observation_bytes = options.max_observation_bytes
         self.tools = []
 
     def wrap_tool_call(
@@ -127,14 +97,9 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run the call through the tool runner, within the timeout and the size cap."""
-        kept = _HandlerResult()
 
-        def run() -> ToolMessage | str:
-            try:
-                return kept.keep(handler(request))
-            except GraphBubbleUp as signal:
-                kept.signal = signal
-                return ""
+        def run() -> ToolMessage | Command[Any]:
+            return handler(request)
 
         adapter = StructuredTool(
             name=_ADAPTER_NAME, description=_ADAPTER_DESCRIPTION, args_schema=_NoArguments, func=run
@@ -143,7 +108,7 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         [outcome] = run_tool_calls(
             {call["name"]: adapter}, [call], self.timeout, self.max_observation_bytes
         )
-        return kept.answer(outcome)
+        return _answer(outcome)
 
     async def awrap_tool_call(
         self,
@@ -151,14 +116,9 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async `wrap_tool_call`: the timeout is an asyncio deadline."""
-        kept = _HandlerResult()
 
-        async def run() -> ToolMessage | str:
-            try:
-                return kept.keep(await handler(request))
-            except GraphBubbleUp as signal:
-                kept.signal = signal
-                return ""
+        async def run() -> ToolMessage | Command[Any]:
+            return await handler(request)
 
         adapter = StructuredTool(
             name=_ADAPTER_NAME,
@@ -170,4 +130,4 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         [outcome] = await arun_tool_calls(
             {call["name"]: adapter}, [call], self.timeout, self.max_observation_bytes
         )
-        return kept.answer(outcome)
+        return _answer(outcome)

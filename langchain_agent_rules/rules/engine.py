@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypedDict
+from typing import Literal
 
 import regex
+from typing_extensions import TypedDict
 
 from langchain_agent_rules.rules.check import Detector, RuleCheck, compiled_value, parse_detector
 from langchain_agent_rules.rules.detectors import Span, find_spans
@@ -55,7 +56,9 @@ __all__ = [
 
 PATTERN_TIMEOUT_SECONDS = 0.1
 
-RuleEventStatus = Literal["passed", "redacted", "revised", "blocked", "denied", "approval"]
+RuleEventStatus = Literal[
+    "passed", "redacted", "revised", "blocked", "denied", "approval", "omitted"
+]
 
 REDACTION_MARK_TEMPLATE = "[redacted: {detector}]"
 NOT_FOUND_DETAIL = "no match of {detector}"
@@ -89,7 +92,11 @@ _FAILURE_STATUS: dict[str, RuleEventStatus] = {
 
 
 class RuleEvent(TypedDict):
-    """What one rule's check did: ``{"rule_id", "status", "detail"}``."""
+    """What the agent did about one rule in a run: ``{"rule_id", "status", "detail"}``.
+
+    ``omitted``: the stored rule did not fit the configured limits and was left out of
+    the prompt (``detail`` names the limit); every other status is what its check did.
+    """
 
     rule_id: str
     status: RuleEventStatus

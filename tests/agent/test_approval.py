@@ -140,3 +140,11 @@ def test_approval_of_an_unknown_tool_fails_at_construction() -> None:
         create_rules_agent(
             ScriptedChatModel([]), [], require_approval=["nope"], checkpointer=InMemorySaver()
         )
+
+
+def test_edited_arguments_that_cannot_be_stored_are_refused() -> None:
+    agent, deleted, _ = make_agent("native", [call_step("native", "delete_rule", rule_id="x_1")])
+    start(agent, "sync")
+    with pytest.raises(AgentConfigurationError, match="outside the 64-bit range"):
+        invoke(agent, Command(resume={"action": "edit", "args": {"rule_id": 2**70}}), "sync")
+    assert deleted == []

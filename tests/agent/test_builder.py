@@ -7,8 +7,10 @@ import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
+from pydantic import ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.testing import ScriptedChatModel
 
@@ -37,26 +39,76 @@ def test_the_graph_binds_its_own_recursion_limit() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"max_iterations": 0}, "max_iterations must be an int >= 1, got 0"),
-        ({"max_iterations": True}, "max_iterations must be an int >= 1"),
-        ({"max_observation_bytes": 100}, "max_observation_bytes must be an int >= 128, got 100"),
-        ({"tool_timeout": 0}, "tool_timeout must be a number of seconds > 0, got 0"),
-        ({"tool_timeout": "5"}, "tool_timeout must be a number of seconds > 0"),
+        (
+            {"max_iterations": 0},
+            "max_iterations: Input should be greater than or equal to 1, got 0",
+        ),
+        ({"max_iterations": True}, "max_iterations: Input should be a valid integer, got True"),
+        (
+            {"max_observation_bytes": 100},
+            "max_observation_bytes: Input should be greater than or equal to 128, got 100",
+        ),
+        ({"tool_timeout": 0}, "tool_timeout: Input should be greater than 0, got 0"),
+        ({"tool_timeout": "5"}, "tool_timeout: Input should be a valid number, got '5'"),
+        ({"tool_timeout": float("inf")}, "tool_timeout: Input should be a finite number"),
         (
             {"on_limit": "stop"},
-            "on_limit='stop' is not supported; use one of: summarize, end, raise",
+            "on_limit: Input should be 'summarize', 'end' or 'raise', got 'stop'",
         ),
-        ({"protocol": "json"}, "protocol='json' is not supported; use one of: auto, native, text"),
-        ({"project_id": -1}, "project_id must be an int >= 1"),
+        (
+            {"protocol": "json"},
+            "protocol: Input should be 'auto', 'native' or 'text', got 'json'",
+        ),
+        ({"project_id": -1}, "project_id: Input should be greater than or equal to 1, got -1"),
+        ({"max_model_calls": 0}, "max_model_calls: Input should be greater than or equal to 1"),
+        ({"max_total_tokens": 2.5}, "max_total_tokens: Input should be a valid integer"),
         ({"rules": object()}, "rules must be a RuleReader"),
-        ({"require_approval": "add"}, "require_approval must be a list of tool names"),
+        ({"require_approval": "add"}, "require_approval: Input should be a valid tuple, got 'add'"),
+        (
+            {"max_iteration": 3},
+            "max_iteration: unknown option); the options are: protocol, project_id, "
+            "max_iterations, max_model_calls",
+        ),
     ],
 )
 def test_bad_options_raise_at_construction(options: dict[str, Any], message: str) -> None:
-    with pytest.raises(
-        AgentConfigurationError, match=message.replace("(", r"\(").replace(")", r"\)")
-    ):
+    with pytest.raises(AgentConfigurationError) as raised:
         create_rules_agent(ScriptedChatModel([]), [add], **options)
+    assert message in str(raised.value)
+
+
+def test_options_are_checked_before_a_model_string_loads_anything() -> None:
+    with pytest.raises(AgentConfigurationError, match="max_iterations"):
+        create_rules_agent("local:/no/such/model.gguf", [add], max_iterations=0)
+
+
+def test_an_options_object_and_keywords_combine() -> None:
+    options = AgentOptions(max_iterations=2, on_limit="end")
+    agent = create_rules_agent(ScriptedChatModel([]), [add], options=options, max_iterations=4)
+    assert agent.config is not None
+    assert agent.config["recursion_limit"] == 13
+    with pytest.raises(AgentConfigurationError, match="options must be an AgentOptions"):
+        create_rules_agent(ScriptedChatModel([]), [add], options={"max_iterations": 2})  # type: ignore[arg-type]
+
+
+def test_agent_options_are_frozen_and_name_every_default() -> None:
+    options = AgentOptions()
+    assert options.model_dump() == {
+        "protocol": "auto",
+        "project_id": None,
+        "max_iterations": 6,
+        "max_model_calls": None,
+        "max_total_tokens": None,
+        "tool_timeout": 30.0,
+        "max_observation_bytes": 8192,
+        "max_argument_bytes": 65536,
+        "on_limit": "summarize",
+        "system_prompt": None,
+        "require_approval": (),
+    }
+    with pytest.raises(ValidationError):
+        options.max_iterations = 3  # type: ignore[misc]
+    assert all(field.description for field in AgentOptions.model_fields.values())
 
 
 def test_duplicate_tool_names_are_refused() -> None:
@@ -96,3 +148,27 @@ def test_auto_uses_native_when_the_model_binds_tools() -> None:
     run(create_rules_agent(model, [add]), "1+2?", "sync")
     assert model.calls[0].tools == ["add"]
     assert "```tool" not in model.calls[0].system_prompt
+
+
+def test_the_graph_publishes_its_input_and_output_schemas() -> None:
+    agent = create_rules_agent(ScriptedChatModel([]), [add])
+    assert set(agent.get_input_jsonschema()["properties"]) == {"messages"}
+    output = agent.get_output_jsonschema()
+    assert set(output["properties"]) == {
+        "messages",
+        "answer",
+        "stop_reason",
+        "iterations",
+        "trace",
+        "usage",
+        "rule_events",
+    }
+    definitions = output["$defs"]
+    assert set(definitions["Usage"]["properties"]) == {
+        "model_calls",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+    }
+    assert set(definitions["RuleEvent"]["properties"]) == {"rule_id", "status", "detail"}
+    assert "max_total_tokens" in str(output["properties"]["stop_reason"])

@@ -4,10 +4,12 @@ import asyncio
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_agent_rules.agent.facade import RulesAgent
+from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.testing import ScriptedChatModel
@@ -27,18 +29,53 @@ def delete_user(name: str) -> str:
     return f"deleted {name}"
 
 
-def test_run_returns_the_answer_and_trace_the_steps() -> None:
-    model = ScriptedChatModel([call_step("native", "count_users"), "FINAL: 3 active users"])
+def test_invoke_returns_the_whole_result_of_the_run() -> None:
+    tokens = {"input_tokens": 40, "output_tokens": 5, "total_tokens": 45}
+    model = ScriptedChatModel(
+        [
+            AIMessage(
+                "",
+                tool_calls=[{"name": "count_users", "args": {}, "id": "c1"}],
+                usage_metadata=tokens,
+            ),
+            AIMessage("FINAL: 3 active users", usage_metadata=tokens),
+        ]
+    )
     agent = RulesAgent(model, tools=[count_users], rules=InMemoryRuleStore())
+    result = agent.invoke("How many active users do we have?")
+    assert isinstance(result, RunResult)
+    assert (result.answer, result.stop_reason, result.iterations) == ("3 active users", "final", 1)
+    assert [(s["tool"], s["observation"]) for s in result.trace] == [("count_users", "3")]
+    assert result.usage == {
+        "model_calls": 2,
+        "input_tokens": 80,
+        "output_tokens": 10,
+        "cached_input_tokens": 0,
+    }
+    assert (result.rule_events, result.thread_id) == ([], None)
+
+
+def test_run_returns_the_answer() -> None:
+    model = ScriptedChatModel([call_step("native", "count_users"), "FINAL: 3 active users"])
+    agent = RulesAgent(model, tools=[count_users])
     assert agent.run("How many active users do we have?") == "3 active users"
-    assert [(s["tool"], s["observation"]) for s in agent.trace()] == [("count_users", "3")]
 
 
-def test_arun_behaves_like_run() -> None:
-    model = ScriptedChatModel([call_step("text", "count_users"), "FINAL: 3"])
+def test_ainvoke_and_arun_behave_like_their_sync_twins() -> None:
+    model = ScriptedChatModel([call_step("text", "count_users"), "FINAL: 3", "FINAL: 4"])
     agent = RulesAgent(model, tools=[count_users], protocol="text")
-    assert asyncio.run(agent.arun("How many?")) == "3"
-    assert agent.trace()[0]["status"] == "ok"
+    result = asyncio.run(agent.ainvoke("How many?"))
+    assert (result.answer, result.trace[0]["status"]) == ("3", "ok")
+    assert asyncio.run(agent.arun("And now?")) == "4"
+
+
+def test_a_run_on_a_checkpointer_names_its_thread() -> None:
+    model = ScriptedChatModel(["FINAL: a", "FINAL: b"])
+    agent = RulesAgent(model, checkpointer=InMemorySaver())
+    generated = agent.invoke("x")
+    chosen = agent.invoke("y", thread_id="mine")
+    assert generated.thread_id is not None and len(generated.thread_id) == 32
+    assert chosen.thread_id == "mine"
 
 
 def test_stream_yields_steps_then_the_answer() -> None:
@@ -52,8 +89,20 @@ def test_stream_yields_steps_then_the_answer() -> None:
     agent = RulesAgent(model, tools=[count_users, delete_user])
     events = list(agent.stream("go"))
     assert [e.get("tool") for e in events[:2]] == ["count_users", "delete_user"]
-    assert events[-1] == {"answer": "done", "stop_reason": "final", "iterations": 2}
-    assert len(agent.trace()) == 2
+    assert len(events) == 3
+    assert events[-1] == {
+        "answer": "done",
+        "stop_reason": "final",
+        "iterations": 2,
+        "usage": {
+            "model_calls": 3,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cached_input_tokens": 0,
+        },
+        "rule_events": [],
+        "thread_id": None,
+    }
 
 
 async def test_astream_yields_steps_then_the_answer() -> None:
@@ -73,7 +122,12 @@ def test_stream_ends_with_repeated_calls_when_a_turn_only_repeats() -> None:
         ("count_users", "ok"),
         ("count_users", "repeated"),
     ]
-    assert events[-1] == {"answer": "3 users", "stop_reason": "repeated_calls", "iterations": 2}
+    summary = events[-1]
+    assert (summary["answer"], summary["stop_reason"], summary["iterations"]) == (
+        "3 users",
+        "repeated_calls",
+        2,
+    )
 
 
 def test_trace_of_a_thread_is_read_from_the_checkpointer() -> None:
@@ -81,7 +135,7 @@ def test_trace_of_a_thread_is_read_from_the_checkpointer() -> None:
     agent = RulesAgent(model, tools=[count_users], checkpointer=InMemorySaver())
     agent.run("count", thread_id="first")
     agent.run("say hi", thread_id="second")
-    assert agent.trace() == []
+    assert agent.trace("second") == []
     assert agent.trace("first")[0]["tool"] == "count_users"
 
 
@@ -112,9 +166,10 @@ def test_approve_answers_approval_requests() -> None:
     agent = RulesAgent(
         model, tools=[delete_user], require_approval=["delete_user"], approve=approve
     )
-    assert agent.run("delete bob") == "done"
+    result = agent.invoke("delete bob")
+    assert result.answer == "done"
     assert seen[0]["args"] == {"name": "bob"}
-    assert agent.trace()[0]["observation"] == "deleted carol"
+    assert result.trace[0]["observation"] == "deleted carol"
 
 
 def test_stream_with_approval_yields_the_step_after_the_decision() -> None:

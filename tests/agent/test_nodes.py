@@ -5,9 +5,10 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
-from langchain_agent_rules.agent.nodes import AgentNodes, AgentSettings
+from langchain_agent_rules.agent.nodes import AgentNodes
+from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.protocol import ProtocolChoice
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.agent.tools_node import ToolsNode
 from langchain_agent_rules.testing import ScriptedChatModel
 
 
@@ -17,23 +18,15 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+OPTIONS = AgentOptions(max_iterations=3, tool_timeout=5.0, max_observation_bytes=1024)
+
+
 def make_nodes(model: ScriptedChatModel, protocol: str = "native") -> AgentNodes:
-    settings = AgentSettings(
-        max_iterations=3,
-        tool_timeout=5.0,
-        max_observation_bytes=1024,
-        on_limit="summarize",
-        system_prompt=None,
-        require_approval=frozenset(),
-        rules=None,
-        project_id=None,
-        rule_config=AgentRuleToolConfig(),
-    )
-    return AgentNodes(model, [add], ProtocolChoice(model, [add], protocol), settings)
+    return AgentNodes(model, [add], ProtocolChoice(model, [add], protocol), OPTIONS)
 
 
 def test_tools_node_answers_each_call_and_extends_the_trace() -> None:
-    nodes = make_nodes(ScriptedChatModel([]))
+    nodes = ToolsNode([add], OPTIONS)
     state = {
         "messages": [
             HumanMessage("1+2 and 2+2?"),

@@ -3,12 +3,14 @@ from __future__ import annotations
 import pytest
 
 from langchain_agent_rules.agent.rules_prompt import (
+    aread_rules,
     aread_rules_prompt,
+    fitting_rules,
+    read_rules,
     read_rules_prompt,
     render_rules_prompt,
 )
-from langchain_agent_rules.errors import ToolExecutionError
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig, compact_json, utf8_len
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule
 
@@ -58,10 +60,50 @@ def test_no_rules_render_nothing() -> None:
     assert render_rules_prompt({"project_id": None, "count": 0, "rules": []}) == ""
 
 
-def test_limits_apply_to_the_prompt() -> None:
+def test_rules_over_max_rules_are_left_out_in_priority_order() -> None:
     store = InMemoryRuleStore(RULES)
-    with pytest.raises(ToolExecutionError, match="max_rules=2"):
-        read_rules_prompt(store, None, AgentRuleToolConfig(max_rules=2))
+    read = read_rules(store, 1, AgentRuleToolConfig(max_rules=2))
+    assert read.text == (
+        "Follow these rules; a rule listed earlier in a group takes precedence.\n\n"
+        "Requirements (always do this):\n"
+        "- [output] Always answer in English.\n\n"
+        "Prohibitions (never do this):\n"
+        "- [output] Never print customer names."
+    )
+    assert read.omitted == [
+        {"rule_id": rule_id, "status": "omitted", "detail": "max_rules=2"}
+        for rule_id in ("max_rows", "low_req", "be_short")
+    ]
+
+
+def test_a_rule_over_the_content_limit_is_left_out_and_a_smaller_one_still_fits() -> None:
+    long_rule = rule("long", "REQUIREMENT", "x" * 40, 50)
+    store = InMemoryRuleStore([long_rule, rule("short", "REQUIREMENT", "Be brief, always.", 1)])
+    read = read_rules(store, None, AgentRuleToolConfig(max_rule_content_bytes=30))
+    assert "- [output] Be brief, always." in read.text
+    assert "xxx" not in read.text
+    assert read.omitted == [
+        {
+            "rule_id": "long",
+            "status": "omitted",
+            "detail": "max_rule_content_bytes=30 (its content has 40 bytes)",
+        }
+    ]
+
+
+@pytest.mark.parametrize("extra", range(-3, 4))
+def test_the_payload_limit_keeps_exactly_what_fits(extra: int) -> None:
+    rules = [rule(f"rule_{i}", "GUIDELINE", f"Guideline number {i}.", 50 - i) for i in range(12)]
+    payload, _ = fitting_rules(rules, 1, AgentRuleToolConfig())
+    full = utf8_len(compact_json(payload))
+    first_eleven, _ = fitting_rules(rules[:11], 1, AgentRuleToolConfig())
+    limit = utf8_len(compact_json(first_eleven)) + extra
+    kept, omitted = fitting_rules(rules, 1, AgentRuleToolConfig(max_payload_bytes=limit))
+    assert utf8_len(compact_json(kept)) <= limit
+    expected = 12 if limit >= full else 11 if extra >= 0 else 10
+    assert kept["count"] == expected
+    assert [event["rule_id"] for event in omitted] == [f"rule_{i}" for i in range(expected, 12)]
+    assert {event["detail"] for event in omitted} <= {f"max_payload_bytes={limit}"}
 
 
 async def test_async_read_uses_the_sync_reader_in_a_thread() -> None:
@@ -93,5 +135,11 @@ async def test_async_read_prefers_the_readers_async_method() -> None:
 
 
 async def test_async_read_applies_limits_too() -> None:
-    with pytest.raises(ToolExecutionError, match="max_rules=1"):
-        await aread_rules_prompt(AsyncOnlyReader(RULES), 1, AgentRuleToolConfig(max_rules=1))
+    read = await aread_rules(AsyncOnlyReader(RULES), 1, AgentRuleToolConfig(max_rules=1))
+    assert "Always answer in English." in read.text
+    assert [event["rule_id"] for event in read.omitted] == [
+        "no_names",
+        "max_rows",
+        "low_req",
+        "be_short",
+    ]

@@ -21,6 +21,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.cli._options import flag_of
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
@@ -91,8 +93,15 @@ def test_an_unreachable_ollama_server_says_to_start_it(tmp_path: Path) -> None:
         (["--db", "nosuchdb://x"], "Can't load plugin: sqlalchemy.dialects:nosuchdb"),
         (["--root", "/no/such/folder"], "root_dir '/no/such/folder' is not an existing folder."),
         (["--rules", "/no/such/rules.json"], "--rules: no rules file at /no/such/rules.json"),
-        (["--max-iterations", "0"], "--max-iterations must be at least 1, got 0"),
-        (["--tool-timeout", "-1"], "--tool-timeout must be a number of seconds > 0, got -1"),
+        (
+            ["--max-iterations", "0"],
+            "--max-iterations: Input should be greater than or equal to 1, got 0",
+        ),
+        (["--tool-timeout", "-1"], "--tool-timeout: Input should be greater than 0, got -1.0"),
+        (
+            ["--max-total-tokens", "0"],
+            "--max-total-tokens: Input should be greater than or equal to 1, got 0",
+        ),
     ],
 )
 def test_bad_flags_are_one_line_before_any_model_loads(
@@ -162,19 +171,29 @@ def test_trace_of_an_unknown_thread_is_one_line(tmp_path: Path, shop: str) -> No
 
 
 def test_demo_and_run_document_their_flags(tmp_path: Path) -> None:
-    run_help = _agent_rules("run", "--help", cache=tmp_path).stdout
-    for flag in (
-        "--model",
-        "--db",
-        "--root",
-        "--allow-host",
-        "--rules",
-        "--project",
-        "--max-iterations",
-        "--tool-timeout",
-        "--thread",
-        "--checkpoints",
-        "--json",
-    ):
+    run_help = " ".join(_agent_rules("run", "--help", cache=tmp_path).stdout.split())
+    for flag in ("--model", "--db", "--root", "--allow-host", "--rules", "--thread"):
+        assert flag in run_help
+    for flag in ("--checkpoints", "--json"):
         assert flag in run_help
     assert "--model" in _agent_rules("demo", "--help", cache=tmp_path).stdout
+
+
+def test_every_agent_option_is_a_documented_flag_of_run_and_demo(tmp_path: Path) -> None:
+    run_help = " ".join(_agent_rules("run", "--help", cache=tmp_path).stdout.split())
+    demo_help = " ".join(_agent_rules("demo", "--help", cache=tmp_path).stdout.split())
+    for name, field in AgentOptions.model_fields.items():
+        flag = flag_of(name)
+        assert field.description is not None
+        assert f"{flag} " in run_help, flag
+        assert " ".join(field.description.split()) in run_help, flag
+        if name != "project_id":
+            assert f"{flag} " in demo_help, flag
+    assert "--project-id" not in demo_help
+    assert "{auto,native,text}" in run_help
+    assert "(default: 6)" in run_help
+
+
+def test_the_old_project_flag_still_works_as_an_abbreviation(tmp_path: Path) -> None:
+    result = _agent_rules("run", "Hi", "--model", "gpt-4", "--project", "0", cache=tmp_path)
+    assert "--project-id: Input should be greater than or equal to 1" in _one_error_line(result)

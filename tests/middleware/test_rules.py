@@ -6,10 +6,11 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import wrap_model_call
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langchain_agent_rules.agent.rules_prompt import render_rules_prompt
-from langchain_agent_rules.errors import AgentConfigurationError, ToolExecutionError
+from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import AgentRulesMiddleware, TextToolProtocolMiddleware
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, effective_rules_payload
@@ -163,21 +164,45 @@ def test_rules_and_the_text_protocol_share_the_system_prompt() -> None:
     assert prompt.index("Write every amount with EUR.") < prompt.index("You can call these tools:")
 
 
-def test_rules_over_a_limit_fail_the_model_call_naming_the_limit() -> None:
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_rules_over_a_limit_are_left_out_and_reported_in_the_state(
+    use_async: bool,
+) -> None:
     rules = AgentRulesMiddleware(
         store_with(EUROS, NO_DELETES), project_id=7, config={"max_rules": 1}
     )
+    model = ScriptedChatModel(["5 EUR", "6 EUR"])
+    agent = create_agent(model, [add], middleware=[rules], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "limits"}}
+    task = {"messages": [("user", "2 + 3?")]}
 
-    with pytest.raises(ToolExecutionError, match="2 effective rules; the limit is max_rules=1"):
-        run([rules], ["never"])
+    first = await agent.ainvoke(task, config) if use_async else agent.invoke(task, config)
+    second = await agent.ainvoke(task, config) if use_async else agent.invoke(task, config)
+
+    prompt = model.calls[0].system_prompt
+    assert "Write every amount with EUR." in prompt
+    assert "Never delete rows" not in prompt
+    omitted = {"rule_id": "no_deletes", "status": "omitted", "detail": "max_rules=1"}
+    assert first["rule_events"] == [omitted]
+    assert second["rule_events"] == [omitted]
 
 
 @pytest.mark.parametrize(
     ("arguments", "complaint"),
     [
         ({"reader": object()}, "needs a rule reader"),
-        ({"reader": InMemoryRuleStore(), "project_id": "7"}, "project_id must be an int or None"),
-        ({"reader": InMemoryRuleStore(), "project_id": True}, "project_id must be an int or None"),
+        (
+            {"reader": InMemoryRuleStore(), "project_id": "7"},
+            "project_id: Input should be a valid integer, got '7'",
+        ),
+        (
+            {"reader": InMemoryRuleStore(), "project_id": True},
+            "project_id: Input should be a valid integer, got True",
+        ),
+        (
+            {"reader": InMemoryRuleStore(), "project_id": 0},
+            "project_id: Input should be greater than or equal to 1, got 0",
+        ),
         ({"reader": InMemoryRuleStore(), "include_tool": "yes"}, "include_tool must be True"),
     ],
 )

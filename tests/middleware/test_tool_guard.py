@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
+from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.prompts import TOOL_ERROR, TOOL_TIMEOUT, TRUNCATION_MARKER
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import ToolGuardMiddleware
@@ -178,19 +179,44 @@ def test_a_command_from_a_tool_passes_through() -> None:
 @pytest.mark.parametrize(
     ("options", "complaint"),
     [
-        ({"timeout": 0}, "timeout must be a number of seconds > 0 or None"),
-        ({"timeout": -1.5}, "timeout must be"),
-        ({"timeout": float("nan")}, "timeout must be"),
-        ({"timeout": True}, "timeout must be"),
-        ({"timeout": "30"}, "timeout must be"),
-        ({"max_observation_bytes": 0}, "max_observation_bytes must be an int > 0"),
-        ({"max_observation_bytes": 10.5}, "max_observation_bytes must be an int > 0"),
-        ({"max_observation_bytes": False}, "max_observation_bytes must be an int > 0"),
+        ({"timeout": 0}, "tool_timeout: Input should be greater than 0, got 0"),
+        ({"timeout": -1.5}, "tool_timeout: Input should be greater than 0"),
+        ({"timeout": float("nan")}, "tool_timeout: Input should be a finite number"),
+        ({"timeout": True}, "tool_timeout: Input should be a valid number, got True"),
+        ({"timeout": "30"}, "tool_timeout: Input should be a valid number, got '30'"),
+        (
+            {"max_observation_bytes": 0},
+            "max_observation_bytes: Input should be greater than or equal to 128, got 0",
+        ),
+        ({"max_observation_bytes": 10.5}, "max_observation_bytes: Input should be a valid int"),
+        ({"max_observation_bytes": False}, "max_observation_bytes: Input should be a valid int"),
     ],
 )
 def test_bad_options_raise_at_construction(options: dict[str, Any], complaint: str) -> None:
-    with pytest.raises(AgentConfigurationError, match=complaint):
+    with pytest.raises(AgentConfigurationError) as raised:
         ToolGuardMiddleware(**options)
+    assert complaint in str(raised.value)
+
+
+def test_the_defaults_are_the_agents() -> None:
+    guard = ToolGuardMiddleware()
+    defaults = AgentOptions()
+    assert (guard.timeout, guard.max_observation_bytes) == (
+        defaults.tool_timeout,
+        defaults.max_observation_bytes,
+    )
+
+
+@tool(response_format="content_and_artifact")
+def rows() -> tuple[str, list[int]]:
+    """Rows with an artifact."""
+    return "3 rows", [1, 2, 3]
+
+
+def test_an_artifact_stays_on_the_guarded_message() -> None:
+    agent = guarded_agent([rows], [calling("rows"), "ok"])
+    message = tool_messages(agent.invoke({"messages": [("user", "rows")]}))["rows"]
+    assert (message.text, message.artifact) == ("3 rows", [1, 2, 3])
 
 
 def test_no_timeout_is_allowed() -> None:

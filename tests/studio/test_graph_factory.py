@@ -85,10 +85,11 @@ def test_no_context_means_every_default(studio: ModuleType) -> None:
 @pytest.mark.parametrize(
     ("raw", "complaint"),
     [
-        ({"modle": "local"}, "modle: unknown key"),
-        ({"project_id": 0}, "project_id: Input should be greater than 0"),
+        ({"modle": "local"}, "modle: unknown option"),
+        ({"project_id": 0}, "project_id: Input should be greater than or equal to 1, got 0"),
         ({"protocol": "smoke"}, "protocol: Input should be 'auto', 'native' or 'text'"),
         ({"max_iterations": "many"}, "max_iterations: Input should be a valid integer"),
+        ({"max_total_tokens": -5}, "max_total_tokens: Input should be greater than or equal to 1"),
         (["local"], "the run context must be an object, got list"),
     ],
 )
@@ -97,3 +98,31 @@ def test_a_bad_context_names_the_problem(studio: ModuleType, raw: Any, complaint
         studio.parse_context(raw)
 
     assert complaint in str(caught.value)
+
+
+def test_the_context_carries_every_agent_option(studio: ModuleType) -> None:
+    from langchain_agent_rules.agent.options import AgentOptions
+
+    fields = studio.AgentContext.model_fields
+    assert set(AgentOptions.model_fields) <= set(fields)
+    context = studio.parse_context({"max_model_calls": 4, "on_limit": "end"})
+    assert context.options() == AgentOptions(max_model_calls=4, on_limit="end")
+
+
+async def test_the_graph_publishes_input_and_output_schemas(studio: ModuleType) -> None:
+    graph = await studio.make_graph(
+        _ReadRuntime(access_context="assistants.read", store=InMemoryStore())
+    )
+
+    assert set(graph.get_input_jsonschema()["properties"]) == {"messages"}
+    assert {"answer", "trace", "usage", "rule_events"} <= set(
+        graph.get_output_jsonschema()["properties"]
+    )
+
+
+async def test_require_approval_compiles_for_the_platforms_checkpointer(studio: ModuleType) -> None:
+    graph = await studio.make_graph(
+        execution({"scripted_replies": [], "require_approval": ["sql_query"]})
+    )
+
+    assert graph.checkpointer is True

@@ -102,8 +102,9 @@ def test_a_wrong_context_key_fails_the_run_with_the_allowed_keys(
     state = run(client, "hi", {"modle": "local"})
 
     error = json.dumps(state.get("__error__"))
-    assert "modle: unknown key" in error
-    assert "allowed keys: model, protocol" in error
+    assert "modle: unknown option" in error
+    assert "the options are: protocol, project_id, max_iterations" in error
+    assert "model, rules, database_url" in error
 
 
 def test_rules_can_live_in_the_platform_store(client: SyncLangGraphClient) -> None:
@@ -127,9 +128,87 @@ def test_rules_can_live_in_the_platform_store(client: SyncLangGraphClient) -> No
         client.store.delete_item(["agent_rules"], "studio_rule")
 
     assert ok["answer"] == "hello"
-    # The second run read the platform store and met the record we broke (the server
-    # reports the error type and hides the message of errors that are not ValueErrors).
+    # The second run read the platform store and met the record we broke; the client
+    # gets our error's message, not the server's "An internal error occurred".
     assert broken["__error__"]["error"] == "RuleStoreError"
+    assert "studio_rule" in broken["__error__"]["message"]
+    assert "internal error" not in broken["__error__"]["message"]
+
+
+def test_a_budget_error_reaches_the_client_with_its_message(client: SyncLangGraphClient) -> None:
+    context = scripted(
+        fenced("file_read", path="docs/notes.md"), max_iterations=1, on_limit="raise"
+    )
+
+    state = run(client, "When does 2.4 ship?", context)
+
+    assert state["__error__"]["error"] == "IterationLimitError"
+    assert "used all max_iterations=1 tool iterations" in state["__error__"]["message"]
+
+
+def test_the_final_state_holds_usage_and_rule_events(client: SyncLangGraphClient) -> None:
+    rule = {
+        "id": "long_studio_rule",
+        "type": "guideline",
+        "projectId": None,
+        "target": "output",
+        "content": "Be thorough. " * 60,
+        "priority": 1,
+        "createdAt": "2026-03-01T09:00:00+00:00",
+        "updatedAt": "2026-03-01T09:00:00+00:00",
+        "metadata": None,
+    }
+    client.store.put_item(["agent_rules"], "long_studio_rule", rule)
+    try:
+        state = run(client, "hi", scripted("FINAL: hello", rules="store"))
+    finally:
+        client.store.delete_item(["agent_rules"], "long_studio_rule")
+
+    assert state["answer"] == "hello"
+    assert state["usage"]["model_calls"] == 1
+    assert state["rule_events"] == [
+        {
+            "rule_id": "long_studio_rule",
+            "status": "omitted",
+            "detail": "max_rule_content_bytes=500 (its content has 780 bytes)",
+        }
+    ]
+
+
+def test_require_approval_pauses_and_resumes_on_the_platforms_checkpointer(
+    client: SyncLangGraphClient,
+) -> None:
+    thread = client.threads.create()
+    first = scripted(fenced("sql_query", sql=COUNT_ACTIVE), require_approval=["sql_query"])
+
+    paused = client.runs.wait(
+        thread["thread_id"],
+        "agent",
+        input={"messages": [{"role": "user", "content": "How many active customers?"}]},
+        context=first,
+        raise_error=False,
+    )
+    assert isinstance(paused, dict)
+    [request] = paused["__interrupt__"]
+    assert request["value"]["tool"] == "sql_query"
+    assert request["value"]["args"] == {"sql": COUNT_ACTIVE}
+
+    # The resumed run continues the same script: the model's next reply is the answer.
+    rest = scripted("FINAL: 9 active customers", require_approval=["sql_query"])
+    done = client.runs.wait(
+        thread["thread_id"],
+        "agent",
+        command={"resume": "approve"},
+        context=rest,
+        raise_error=False,
+    )
+
+    assert isinstance(done, dict)
+    assert "__error__" not in done, done
+    assert done["answer"] == "9 active customers"
+    [step] = done["trace"]
+    assert (step["tool"], step["status"], step["approval"]) == ("sql_query", "ok", "approved")
+    assert "9" in step["observation"]
 
 
 def test_studio_gets_the_context_form_and_the_graph_without_loading_a_model(
@@ -144,3 +223,22 @@ def test_studio_gets_the_context_form_and_the_graph_without_loading_a_model(
     assert properties["model"]["default"] == "local"
     assert set(properties) >= {"rules", "project_id", "database_url", "file_root"}
     assert {node["id"] for node in drawing["nodes"]} >= {"start", "agent", "tools", "limit"}
+
+
+def test_studio_streams_the_models_tokens(client: SyncLangGraphClient) -> None:
+    thread = client.threads.create()
+    parts = client.runs.stream(
+        thread["thread_id"],
+        "agent",
+        input={"messages": [{"role": "user", "content": "Capital of France?"}]},
+        context=scripted("Easy one.\nFINAL: Paris is the capital of France."),
+        stream_mode="messages-tuple",
+    )
+    tokens = [
+        part.data[0]["content"]
+        for part in parts
+        if part.event == "messages" and part.data[1].get("langgraph_node") == "agent"
+    ]
+
+    assert len(tokens) > 3
+    assert "".join(tokens).endswith("FINAL: Paris is the capital of France.")
