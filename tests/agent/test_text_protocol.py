@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -7,6 +8,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 
 from langchain_agent_rules.agent.text_protocol import (
+    MAX_JSON_NESTING,
+    ParsedReply,
     extract_answer,
     parse_tool_reply,
     render_tool_call_block,
@@ -158,3 +161,136 @@ def test_an_observation_restates_the_latest_user_task_of_a_conversation() -> Non
     observation = to_text_messages(history)[-1]
     assert "\n\nThe task: second question\n" in observation.text
     assert "first question" not in observation.text
+
+
+# --- hostile replies: a ParsedReply in time linear in the reply, never an exception -------
+
+# Generous bounds: each case takes milliseconds here; the quadratic parser took 295 s on the
+# first one.
+GENEROUS_SECONDS = 10.0
+
+
+def parse_within_bound(reply: str) -> ParsedReply:
+    started = time.perf_counter()
+    parsed = parse_tool_reply(reply)
+    extract_answer(reply)
+    assert time.perf_counter() - started < GENEROUS_SECONDS
+    return parsed
+
+
+def records(count: int, keys: str = '"name": "Ada {i}", "id": {i}') -> str:
+    return ",\n".join("{" + keys.format(i=i) + "}" for i in range(count))
+
+
+def test_an_answer_quoting_json_records_with_name_keys_parses_fast() -> None:
+    reply = "FINAL: Here are the users:\n```json\n[" + records(6_000) + "]\n```"
+    assert len(reply) > 200_000
+    parsed = parse_within_bound(reply)
+    assert parsed.final_answer is not None
+    assert parsed.final_answer.startswith("Here are the users:\n```json\n[{")
+
+
+def test_bare_name_keys_without_a_fence_parse_fast() -> None:
+    reply = 'Users: {"name": "x", "id": 1} ' * 10_000
+    assert parse_within_bound(reply).final_answer == reply.strip()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "<tool_call>{}</tool_call>" * 5_000 + "```tool\n{}\n```" * 5_000,
+        '```tool\n{"tool": "a", "args": {"n": 1}}\n```\n' * 5_000,
+        "".join(f'```tool\n{{"tool": "a", "args": {{"n": {i}}}}}\n```\n' for i in range(5_000)),
+        "```" * 50_000,
+        "final " * 50_000 + ":",
+        "{" + " " * 200_000,
+        "," + " " * 200_000 + "x",
+        '"name"' + " " * 200_000,
+        "```tool\n" + "{" * 100_000,
+    ],
+    ids=["tags-and-fences", "repeated-calls", "distinct-calls", "backticks", "finals",
+         "brace-spaces", "comma-spaces", "name-spaces", "open-braces"],
+)  # fmt: skip
+def test_pathological_replies_parse_in_bounded_time(reply: str) -> None:
+    parse_within_bound(reply)
+
+
+def test_five_thousand_distinct_calls_are_all_kept_in_order() -> None:
+    reply = "".join(f'```tool\n{{"tool": "a", "args": {{"n": {i}}}}}\n```\n' for i in range(5_000))
+    assert [c.args["n"] for c in parse_within_bound(reply).tool_calls] == list(range(5_000))
+
+
+def deep_json(depth: int) -> str:
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_NESTING + 1, 5_000, 200_000])
+def test_arguments_nested_past_the_bound_are_an_error(depth: int) -> None:
+    reply = '```tool\n{"tool": "t", "args": ' + deep_json(depth) + "}\n```"
+    parsed = parse_within_bound(reply)
+    assert parsed.tool_calls == ()
+    assert [e.problem for e in parsed.errors] == [
+        f"the block nests deeper than {MAX_JSON_NESTING} levels"
+    ]
+
+
+def test_arguments_nested_up_to_the_bound_are_read() -> None:
+    reply = '```tool\n{"tool": "t", "args": ' + deep_json(MAX_JSON_NESTING - 1) + "}\n```"
+    (call,) = parse_within_bound(reply).tool_calls
+    assert call.name == "t"
+
+
+def test_deep_python_style_arguments_are_an_error() -> None:
+    reply = "```tool\n{'tool': 't', 'args': " + "{'a': " * 5_000 + "1" + "}" * 5_001 + "\n```"
+    parsed = parse_within_bound(reply)
+    assert parsed.tool_calls == () and len(parsed.errors) == 1
+
+
+def test_an_integer_past_pythons_digit_limit_is_an_error() -> None:
+    reply = '```tool\n{"tool": "t", "args": {"n": ' + "9" * 5_000 + "}}\n```"
+    parsed = parse_within_bound(reply)
+    assert [e.problem for e in parsed.errors] == ["the block has a number too long to read"]
+
+
+def test_an_integer_beyond_64_bits_is_read() -> None:
+    reply = '```tool\n{"tool": "t", "args": {"n": ' + str(2**70) + "}}\n```"
+    assert parse_within_bound(reply).tool_calls[0].args == {"n": 2**70}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"tool": "t\\ud800", "args": {}}',
+        '{"tool": "t", "args": {"x": "\\udcff"}}',
+        '{"tool": "t", "args": {"\\ud800": 1}}',
+        '{"tool": "t", "args": "{\\"x\\": \\"\\\\ud83d\\"}"}',
+    ],
+)
+def test_an_escaped_lone_surrogate_is_an_error(body: str) -> None:
+    parsed = parse_within_bound(f"```tool\n{body}\n```")
+    assert parsed.tool_calls == ()
+    (error,) = parsed.errors
+    assert error.problem.startswith("the block has a lone surrogate (\\u")
+    assert error.problem.endswith("), which is not valid text")
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("{'tool': 't', 'args': {'x': {1, 2}}}", "set"),
+        ("{'tool': 't', 'args': {'x': b'raw'}}", "bytes"),
+        ("{'tool': 't', 'args': {'x': 1j}}", "complex"),
+        ("{'tool': 't', 'args': {1: 'x'}}", "int key"),
+        ("{'tool': 't', 'args': {'x': (1, 2)}}", "tuple"),
+    ],
+)
+def test_python_values_json_cannot_hold_are_an_error(body: str, kind: str) -> None:
+    parsed = parse_within_bound(f"```tool\n{body}\n```")
+    assert parsed.tool_calls == ()
+    assert [e.problem for e in parsed.errors] == [
+        f"the block is not valid JSON (it holds a Python {kind})"
+    ]
+
+
+def test_a_raw_lone_surrogate_in_prose_stays_in_the_answer() -> None:
+    assert parse_within_bound("FINAL: a\ud800b").final_answer == "a\ud800b"
