@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
@@ -294,3 +297,103 @@ def test_python_values_json_cannot_hold_are_an_error(body: str, kind: str) -> No
 
 def test_a_raw_lone_surrogate_in_prose_stays_in_the_answer() -> None:
     assert parse_within_bound("FINAL: a\ud800b").final_answer == "a\ud800b"
+
+
+# --- property tests: any reply, the same invariant ---------------------------------------
+
+ANY_CHARACTER = st.characters(exclude_categories=())  # lone surrogates included
+TEXT = st.one_of(
+    st.text(ANY_CHARACTER, max_size=30),
+    st.sampled_from(["", "\ud800", "{", "}", "[", '"', "'", "\\", ",", ":", "`", "\n", "9" * 5000]),
+)
+JSON_ARGS = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children),
+    max_leaves=8,
+)
+NAMES = st.sampled_from(["read_file", "sql_query", " x ", ""]) | st.text(max_size=10)
+
+
+def _call_json(name: str, args: Any, keys: tuple[str, str]) -> str:
+    return json.dumps({keys[0]: name, keys[1]: args}, ensure_ascii=False)
+
+
+CALL_BODIES = st.one_of(
+    st.builds(
+        _call_json,
+        NAMES,
+        st.dictionaries(st.text(max_size=8), JSON_ARGS, max_size=3) | JSON_ARGS,
+        st.sampled_from([("tool", "args"), ("name", "arguments"), ("tool_name", "parameters")]),
+    ),
+    st.builds(lambda body, cut: body[:cut], st.just('{"tool": "t", "args": {"x": [1, 2]}}'),
+              st.integers(0, 40)),
+    st.builds(lambda depth: '{"tool": "t", "args": ' + "[" * depth + "]" * depth + "}",
+              st.integers(0, 3000)),
+    st.sampled_from(["{'tool': 'a', 'args': {'x': {1}}}", "{'tool': 'a', 'args': {'x': True}}",
+                     '{"tool": "\\ud800", "args": {}}', "", "null", "[]", '"tool": "a"}']),
+    TEXT,
+)  # fmt: skip
+FRAGMENTS = st.one_of(
+    TEXT,
+    st.builds("```{}\n{}\n```".format, st.sampled_from(["tool", "json", "", "TOOL", "py"]),
+              CALL_BODIES),
+    st.builds("```{}{}".format, st.sampled_from(["tool", "json", ""]), CALL_BODIES),
+    st.builds("<tool_call>{}</tool_call>".format, CALL_BODIES),
+    st.builds("<tool_call>{}".format, CALL_BODIES),
+    CALL_BODIES,
+    st.sampled_from(["FINAL:", "**Final Answer:**", "final answer:", "\n", " "]),
+)  # fmt: skip
+REPLIES = st.lists(FRAGMENTS, max_size=8).map("".join)
+
+
+def _depth(value: Any) -> int:
+    pending, deepest = [(value, 0)], 0
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            pending += [(c, depth + 1) for c in (item.values() if isinstance(item, dict) else item)]
+    return deepest
+
+
+@settings(max_examples=500, deadline=None)
+@given(REPLIES)
+def test_any_reply_parses_to_calls_errors_or_an_answer(reply: str) -> None:
+    """Invariant: a ParsedReply, never an exception; calls hold valid, bounded JSON."""
+    parsed = parse_tool_reply(reply)
+    assert (parsed.final_answer is None) == bool(parsed.tool_calls or parsed.errors)
+    seen = set()
+    for call in parsed.tool_calls:
+        assert call.name and call.name == call.name.strip()
+        assert isinstance(call.args, dict) and all(isinstance(k, str) for k in call.args)
+        identity = json.dumps([call.name, call.args], sort_keys=True, ensure_ascii=False)
+        identity.encode("utf-8")  # no lone surrogate
+        assert identity not in seen
+        seen.add(identity)
+        assert _depth({"tool": call.name, "args": call.args}) <= MAX_JSON_NESTING
+    for error in parsed.errors:
+        error.problem.encode("utf-8")
+    assert isinstance(extract_answer(reply), str)
+
+
+# The canonical block holds JSON inside a fence, so a string that itself holds a fence or a
+# <tool_call> tag cannot round-trip (render_tool_call_block does not escape backticks).
+PLAIN = st.text(ANY_CHARACTER.filter(lambda c: not 0xD800 <= ord(c) <= 0xDFFF)).filter(
+    lambda text: "```" not in text and "<tool_call" not in text.lower()
+)
+PLAIN_ARGS = st.dictionaries(
+    PLAIN,
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | PLAIN,
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(PLAIN, children),
+        max_leaves=8,
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=PLAIN.filter(lambda name: name.strip()), args=PLAIN_ARGS)
+def test_the_canonical_block_of_any_call_parses_back_to_it(name: str, args: Any) -> None:
+    parsed = parse_tool_reply(render_tool_call_block(name, args))
+    assert [(c.name, c.args) for c in parsed.tool_calls] == [(name.strip(), args)]
