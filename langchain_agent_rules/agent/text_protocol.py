@@ -23,7 +23,7 @@ import io
 import json
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,14 +51,15 @@ __all__ = [
     "to_text_messages",
 ]
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE_OPENING = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?")
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL | re.IGNORECASE)
 _FINAL = re.compile(r"(?:\*\*)?\bfinal(?:[ _]answer)?\b(?:\*\*)?\s*:\s*(?:\*\*)?", re.IGNORECASE)
 _TOOL_FENCES = {"tool", "tool_call", "tool-call", "tool_code"}
 _JSON_FENCES = {"", "json", "json5", "jsonc", "javascript", "js"}
-_CALL_KEY = re.compile(r"""["']?(?:tool|tool_name|function)["']?\s*:""")
-_NAME_KEY = re.compile(r"""["']?name["']?\s*:""")
-_ARGS_KEY = re.compile(r"""["']?(?:arguments|args|parameters)["']?\s*:""")
+# Search-only patterns: an opening quote before a key changes nothing, so none is matched.
+_CALL_KEY = re.compile(r"""(?:tool|tool_name|function)["']?\s*:""")
+_NAME_KEY = re.compile(r"""name["']?\s*:""")
+_ARGS_KEY = re.compile(r"""(?:arguments|args|parameters)["']?\s*:""")
 _BARE_START = re.compile(r"""\{\s*["']?(?:tool|tool_name|name|function)["']?\s*:""")
 _LEADING_KEY = re.compile(r"""["']\w+["']\s*:""")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
@@ -130,14 +131,18 @@ def parse_tool_reply(text: str) -> ParsedReply:
             calls.append(call)
     if calls or errors:
         return ParsedReply(tuple(calls), tuple(errors))
-    return ParsedReply(final_answer=extract_answer(text))
+    return ParsedReply(final_answer=_answer(text, []))
 
 
 def extract_answer(text: str) -> str:
     """The answer in ``text``: tool-call blocks removed, text after ``FINAL:`` when present."""
+    return _answer(text, _call_segments(text))
+
+
+def _answer(text: str, segments: list[tuple[int, int, str]]) -> str:
     kept: list[str] = []
     position = 0
-    for start, end, _body in _call_segments(text):
+    for start, end, _body in segments:
         kept.append(text[position:start])
         position = end
     text = "".join(kept) + text[position:]
@@ -161,20 +166,31 @@ def _call_segments(text: str) -> list[tuple[int, int, str]]:
     ]
     fences: list[tuple[int, int, str]] = []
     tag = 0
-    for match in _FENCE.finditer(text):
-        while tag < len(tags) and tags[tag][1] <= match.start():
+    for start, end, language, body in _fences(text):
+        while tag < len(tags) and tags[tag][1] <= start:
             tag += 1
-        if tag < len(tags) and tags[tag][0] <= match.start():
+        if tag < len(tags) and tags[tag][0] <= start:
             continue
-        language, body = match.group(1).lower(), match.group(2)
         if language in _TOOL_FENCES or (language in _JSON_FENCES and _looks_like_call(body)):
-            fences.append((match.start(), match.end(), body))
+            fences.append((start, end, body))
     segments = sorted(tags + fences)
     if not segments:
         bare = _BARE_START.search(text)
         if bare and _looks_like_call(text[bare.start() :]):
             segments.append((bare.start(), len(text), text[bare.start() :]))
     return segments
+
+
+def _fences(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """Each fenced block: (start, end, language in lower case, body), an unclosed one too."""
+    start = text.find("```")
+    while start != -1:
+        opening = _FENCE_OPENING.match(text, start)
+        assert opening is not None  # it matches any three backticks
+        close = text.find("```", opening.end())
+        end = len(text) if close == -1 else close + 3
+        yield start, end, opening.group(1).lower(), text[opening.end() : end - 3 * (close != -1)]
+        start = -1 if close == -1 else text.find("```", end)
 
 
 def _looks_like_call(body: str) -> bool:
@@ -265,7 +281,8 @@ def _python_literal(text: str) -> Any:
             for token in tokenize.generate_tokens(io.StringIO(text).readline)
         ]
         value = ast.literal_eval(tokenize.untokenize(tokens).strip())
-    except (ValueError, SyntaxError, tokenize.TokenError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, tokenize.TokenError, MemoryError, RecursionError):
+        # TypeError: a set or dict key that is not hashable, such as {{}} or {[1]: 2}.
         return None
     return value if isinstance(value, dict) else None
 

@@ -295,6 +295,20 @@ def test_python_values_json_cannot_hold_are_an_error(body: str, kind: str) -> No
     ]
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"tool":"","":{{',
+        "```tool\n{'tool': 'a', 'args': {{}}}\n```",
+        "{'tool': 'a', 'args': {[1]: 2}}",
+    ],
+)
+def test_unhashable_python_literals_are_unreadable_calls(reply: str) -> None:
+    # Found by the property test below: ast.literal_eval raises TypeError for these.
+    parsed = parse_within_bound(reply)
+    assert parsed.tool_calls == () and len(parsed.errors) == 1
+
+
 def test_a_raw_lone_surrogate_in_prose_stays_in_the_answer() -> None:
     assert parse_within_bound("FINAL: a\ud800b").final_answer == "a\ud800b"
 
