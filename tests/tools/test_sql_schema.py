@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,41 @@ def test_max_schema_bytes_must_be_positive(tmp_path: Path) -> None:
     database = _wide_database(tmp_path, 1)
     with pytest.raises(ToolConfigurationError, match="max_schema_bytes must be at least 1; got 0"):
         SqlQueryTool(f"sqlite:///{database}", max_schema_bytes=0)
+
+
+@pytest.fixture
+def pg_schema_url() -> Iterator[tuple[str, str]]:
+    """A SQLAlchemy URL whose search_path is a fresh, empty schema, and the schema's name."""
+    import psycopg
+
+    url = os.environ["POSTGRES_URL"]
+    schema = f"sql_schema_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in url else "?"
+    yield f"{url}{separator}options=-csearch_path%3D{schema}", schema
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.postgres
+def test_postgres_schema_without_tables_is_refused(pg_schema_url: tuple[str, str]) -> None:
+    url, _schema = pg_schema_url
+    with pytest.raises(ToolConfigurationError, match="has no tables or views in its default"):
+        SqlQueryTool(url)
+
+
+@pytest.mark.postgres
+def test_postgres_tables_and_views_are_listed_quoted_where_needed(
+    pg_schema_url: tuple[str, str],
+) -> None:
+    import psycopg
+
+    url, schema = pg_schema_url
+    with psycopg.connect(os.environ["POSTGRES_URL"], autocommit=True) as connection:
+        connection.execute(f'CREATE TABLE {schema}."Orders" (id INT, "Unit Price" NUMERIC)')
+        connection.execute(f"CREATE VIEW {schema}.totals AS SELECT 1 AS total")
+    tool = SqlQueryTool(url)
+    assert tool.description.endswith(
+        ' Tables and their columns: "Orders"(id, "Unit Price"); totals(total).'
+    )
