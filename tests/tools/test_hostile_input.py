@@ -219,3 +219,20 @@ def test_any_charset_a_server_names_gives_valid_text(
 def test_an_unknown_charset_is_read_as_utf8(local_server: LocalServer) -> None:
     result = json.loads(http_tool().invoke({"url": local_server.url("/charset?name=base64")}))
     assert result["body"] == "café \\ud800 +2AA- \ufffd"
+
+
+# --- the async path checks the same way ------------------------------------------------------
+
+
+async def test_ainvoke_refuses_hostile_arguments_like_invoke(
+    sql_tool: SqlQueryTool, file_tool: FileReadTool
+) -> None:
+    for tool, arguments in [
+        (sql_tool, {"sql": "SELECT '\ud800'"}),
+        (file_tool, {"path": "notes.txt", "offset": 2**64}),
+        (http_tool(), {"url": "http://127.0.0.1:1/", "headers": {"X-Note": nested(DEEP)}}),
+        (http_tool(), {"url": "http://127.0.0.1:1/", "headers": {"X-Note": "é"}}),
+    ]:
+        with pytest.raises(InvalidToolCallError) as caught:
+            await tool.ainvoke(arguments)
+        str(caught.value).encode("utf-8")
