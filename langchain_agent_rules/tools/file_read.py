@@ -104,8 +104,9 @@ class FileReadTool(BaseTool):
         "content_and_artifact"``, as for every tool of this package).
 
     Errors:
-        A refused path raises ``InvalidToolCallError``. ``handle_tool_error`` defaults to
-        ``True`` as for all of this package's tools: ``invoke`` returns the message (an
+        Invalid arguments or a refused path raise ``InvalidToolCallError``; no other
+        exception escapes. ``handle_tool_error`` defaults to ``True`` as for all of this
+        package's tools: ``invoke`` returns the message (an
         error ``ToolMessage`` for a tool call) so an agent's model reads it; pass
         ``handle_tool_error=False`` to have ``invoke`` raise.
 

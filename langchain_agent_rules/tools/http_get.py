@@ -279,8 +279,9 @@ class HttpGetTool(BaseTool):
         "content_and_artifact"``, as for every tool of this package).
 
     Errors:
-        A refused URL or header raises ``InvalidToolCallError``; a connection failure,
-        timeout or too many redirects raises ``ToolExecutionError``. An HTTP error status
+        Invalid arguments or a refused URL or header raise ``InvalidToolCallError``; a
+        connection failure, timeout or too many redirects raises ``ToolExecutionError``;
+        nothing else escapes, whatever the server sends. An HTTP error status
         (404, 500) is a normal result. ``handle_tool_error`` defaults to ``True`` as for
         all of this package's tools: ``invoke`` returns the message (an error
         ``ToolMessage`` for a tool call) so an agent's model reads it; pass
