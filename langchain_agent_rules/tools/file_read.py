@@ -104,11 +104,10 @@ class FileReadTool(BaseTool):
         "content_and_artifact"``, as for every tool of this package).
 
     Errors:
-        Invalid arguments or a refused path raise ``InvalidToolCallError``; no other
-        exception escapes. ``handle_tool_error`` defaults to ``True`` as for all of this
-        package's tools: ``invoke`` returns the message (an
-        error ``ToolMessage`` for a tool call) so an agent's model reads it; pass
-        ``handle_tool_error=False`` to have ``invoke`` raise.
+        Invalid arguments or a refused path raise ``InvalidToolCallError``.
+        ``handle_tool_error`` defaults to ``True`` as for all of this package's tools:
+        ``invoke`` returns the message (an error ``ToolMessage`` for a tool call) so an
+        agent's model reads it; pass ``handle_tool_error=False`` to have ``invoke`` raise.
 
     Args:
         root_dir: the project folder; nothing outside its real path is ever read.
