@@ -7,10 +7,10 @@ that is always rolled back. Everything that differs between databases (how to ma
 connection read-only, how to stop a slow query, how a timeout is reported) lives in
 :data:`_DIALECTS`.
 
-The tool reads the database's tables when it is built: a SQLite file that does not exist
-is refused rather than created empty, so is a database without tables, and the tables and
-their columns go into the description (``include_schema``), the one thing a model needs to
-write a valid query on its first try.
+The tool reads the database's tables when it is built. A SQLite file that does not exist
+is refused (connecting would create it empty), and so is a database without tables; the
+tables and their columns go into the description (``include_schema``), the one thing a
+model needs to write a valid query on its first try.
 """
 
 from __future__ import annotations
