@@ -9,6 +9,11 @@ fences, fences without a newline, bare JSON objects, ``name``/``arguments`` keys
 ``ToolMessage``) into what a text-protocol model reads: the parsed call as a canonical
 block (never the model's prose around it) and each turn's observations as one user
 message that starts with ``Observation:``.
+
+The parser is linear in the reply's length (every pattern scans each character a bounded
+number of times), and hostile replies end as a `ParsedError`, never an exception: calls
+nested deeper than `MAX_JSON_NESTING`, numbers Python will not read, escaped lone
+surrogates and Python values JSON cannot hold (sets, bytes) are unreadable calls.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import io
 import json
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +40,7 @@ from langchain_agent_rules.agent.prompts import (
 )
 
 __all__ = [
+    "MAX_JSON_NESTING",
     "ParsedError",
     "ParsedReply",
     "ParsedToolCall",
@@ -45,15 +51,15 @@ __all__ = [
     "to_text_messages",
 ]
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE_OPENING = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?")
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL | re.IGNORECASE)
 _FINAL = re.compile(r"(?:\*\*)?\bfinal(?:[ _]answer)?\b(?:\*\*)?\s*:\s*(?:\*\*)?", re.IGNORECASE)
 _TOOL_FENCES = {"tool", "tool_call", "tool-call", "tool_code"}
 _JSON_FENCES = {"", "json", "json5", "jsonc", "javascript", "js"}
-_CALL_KEY = re.compile(r"""["']?(?:tool|tool_name|function)["']?\s*:""")
-_NAME_AND_ARGS = re.compile(
-    r"""["']?name["']?\s*:.*["']?(?:arguments|args|parameters)["']?\s*:""", re.DOTALL
-)
+# Search-only patterns: an opening quote before a key changes nothing, so none is matched.
+_CALL_KEY = re.compile(r"""(?:tool|tool_name|function)["']?\s*:""")
+_NAME_KEY = re.compile(r"""name["']?\s*:""")
+_ARGS_KEY = re.compile(r"""(?:arguments|args|parameters)["']?\s*:""")
 _BARE_START = re.compile(r"""\{\s*["']?(?:tool|tool_name|name|function)["']?\s*:""")
 _LEADING_KEY = re.compile(r"""["']\w+["']\s*:""")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
@@ -61,6 +67,16 @@ _INNER_FENCE = re.compile(r"```[A-Za-z_-]*")
 _NAME_KEYS = ("tool", "tool_name", "name")
 _ARGS_KEYS = ("args", "arguments", "parameters", "input")
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+_JSON_SCALARS = (str, int, float, bool, type(None))
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+MAX_JSON_NESTING = 64
+"""The deepest a tool call's JSON may nest (objects and lists); deeper calls are unreadable."""
+_MAX_PYTHON_LITERAL_CHARS = 20_000  # the Python-quoting fallback tokenises in pure Python
+TOO_DEEP = f"the block nests deeper than {MAX_JSON_NESTING} levels"
+NUMBER_TOO_LONG = "the block has a number too long to read"
+LONE_SURROGATE = "the block has a lone surrogate ({surrogate}), which is not valid text"
+NOT_JSON_VALUE = "the block is not valid JSON (it holds a Python {kind})"
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,7 @@ class _Unreadable(ValueError):
 def parse_tool_reply(text: str) -> ParsedReply:
     """Read the tool calls, malformed attempts or final answer in a model's reply."""
     calls: list[ParsedToolCall] = []
+    seen: set[str] = set()
     errors: list[ParsedError] = []
     for _start, _end, body in _call_segments(text):
         try:
@@ -107,17 +124,28 @@ def parse_tool_reply(text: str) -> ParsedReply:
         except _Unreadable as problem:
             errors.append(ParsedError(str(problem), body.strip()))
             continue
-        if not any(c.name == call.name and c.args == call.args for c in calls):
+        # Checked JSON values have string keys only, so the sorted dump is their identity.
+        identity = json.dumps([call.name, call.args], sort_keys=True, ensure_ascii=False)
+        if identity not in seen:
+            seen.add(identity)
             calls.append(call)
     if calls or errors:
         return ParsedReply(tuple(calls), tuple(errors))
-    return ParsedReply(final_answer=extract_answer(text))
+    return ParsedReply(final_answer=_answer(text, []))
 
 
 def extract_answer(text: str) -> str:
     """The answer in ``text``: tool-call blocks removed, text after ``FINAL:`` when present."""
-    for start, end, _body in reversed(_call_segments(text)):
-        text = text[:start] + text[end:]
+    return _answer(text, _call_segments(text))
+
+
+def _answer(text: str, segments: list[tuple[int, int, str]]) -> str:
+    kept: list[str] = []
+    position = 0
+    for start, end, _body in segments:
+        kept.append(text[position:start])
+        position = end
+    text = "".join(kept) + text[position:]
     marker = _FINAL.search(text)
     if marker:
         text = text[marker.end() :]
@@ -125,30 +153,52 @@ def extract_answer(text: str) -> str:
 
 
 def _call_segments(text: str) -> list[tuple[int, int, str]]:
-    """The spans meant as tool calls: (start, end, body).
+    """The spans meant as tool calls: (start, end, body), in order and not overlapping.
 
     ``tool`` fences and ``<tool_call>`` tags always are; a JSON fence or a bare JSON
     object only when it has a ``tool`` key or both ``name`` and ``arguments``, so JSON
-    data in a final answer stays an answer.
+    data in a final answer stays an answer. A fence that starts inside a tag belongs to
+    the tag.
     """
-    segments: list[tuple[int, int, str]] = []
-    for match in _TAG.finditer(text):
-        segments.append((match.start(), match.end(), _INNER_FENCE.sub("", match.group(1))))
-    for match in _FENCE.finditer(text):
-        if any(start <= match.start() < end for start, end, _ in segments):
+    tags = [
+        (match.start(), match.end(), _INNER_FENCE.sub("", match.group(1)))
+        for match in _TAG.finditer(text)
+    ]
+    fences: list[tuple[int, int, str]] = []
+    tag = 0
+    for start, end, language, body in _fences(text):
+        while tag < len(tags) and tags[tag][1] <= start:
+            tag += 1
+        if tag < len(tags) and tags[tag][0] <= start:
             continue
-        language, body = match.group(1).lower(), match.group(2)
         if language in _TOOL_FENCES or (language in _JSON_FENCES and _looks_like_call(body)):
-            segments.append((match.start(), match.end(), body))
+            fences.append((start, end, body))
+    segments = sorted(tags + fences)
     if not segments:
         bare = _BARE_START.search(text)
         if bare and _looks_like_call(text[bare.start() :]):
             segments.append((bare.start(), len(text), text[bare.start() :]))
-    return sorted(segments)
+    return segments
+
+
+def _fences(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """Each fenced block: (start, end, language in lower case, body), an unclosed one too."""
+    start = text.find("```")
+    while start != -1:
+        opening = _FENCE_OPENING.match(text, start)
+        assert opening is not None  # it matches any three backticks
+        close = text.find("```", opening.end())
+        end = len(text) if close == -1 else close + 3
+        yield start, end, opening.group(1).lower(), text[opening.end() : end - 3 * (close != -1)]
+        start = -1 if close == -1 else text.find("```", end)
 
 
 def _looks_like_call(body: str) -> bool:
-    return bool(_CALL_KEY.search(body) or _NAME_AND_ARGS.search(body))
+    """A ``tool`` key, or a ``name`` key followed by an ``arguments`` key (one pass each)."""
+    if _CALL_KEY.search(body):
+        return True
+    name = _NAME_KEY.search(body)
+    return bool(name and _ARGS_KEY.search(body, name.end()))
 
 
 def _decode(body: str) -> Any:
@@ -164,12 +214,20 @@ def _decode(body: str) -> Any:
     first_error: json.JSONDecodeError | None = None
     for variant in variants:
         try:
-            return json.JSONDecoder().raw_decode(variant)[0]
+            value = json.JSONDecoder().raw_decode(variant)[0]
         except json.JSONDecodeError as error:
             first_error = first_error or error
+            continue
+        except RecursionError:
+            raise _Unreadable(TOO_DEEP) from None
+        except ValueError:  # an integer past Python's limit of 4,300 digits
+            raise _Unreadable(NUMBER_TOO_LONG) from None
+        return _checked(value)
+    # Python quoting tolerates trailing commas itself: only a missing brace needs a variant.
+    for variant in [candidate] + ([candidate + "}" * missing] if missing > 0 else []):
         literal = _python_literal(variant)
         if literal is not None:
-            return literal
+            return _checked(literal)
     assert first_error is not None
     raise _Unreadable(
         f"the block is not valid JSON ({first_error.msg} at line {first_error.lineno} "
@@ -177,8 +235,44 @@ def _decode(body: str) -> Any:
     )
 
 
+def _checked(value: Any) -> Any:
+    """``value`` when it nests at most `MAX_JSON_NESTING` deep and holds only valid JSON.
+
+    Walks iteratively, so any depth is safe to inspect; raises `_Unreadable` otherwise.
+    """
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, str):
+            _check_text(item)
+        elif isinstance(item, dict | list):
+            if depth == MAX_JSON_NESTING:
+                raise _Unreadable(TOO_DEEP)
+            if isinstance(item, dict):
+                for key in item:
+                    if not isinstance(key, str):
+                        kind = f"{type(key).__name__} key"
+                        raise _Unreadable(NOT_JSON_VALUE.format(kind=kind))
+                    _check_text(key)
+            children: Iterable[Any] = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+        elif not isinstance(item, _JSON_SCALARS):
+            raise _Unreadable(NOT_JSON_VALUE.format(kind=type(item).__name__))
+    return value
+
+
+def _check_text(text: str) -> None:
+    if not text.isascii():
+        surrogate = _SURROGATE.search(text)
+        if surrogate:
+            shown = surrogate.group().encode("utf-8", "backslashreplace").decode()
+            raise _Unreadable(LONE_SURROGATE.format(surrogate=shown))
+
+
 def _python_literal(text: str) -> Any:
     """Read JSON-like text written with Python quoting, or return None."""
+    if len(text) > _MAX_PYTHON_LITERAL_CHARS:
+        return None
     try:
         tokens = [
             (token.type, _JSON_WORDS.get(token.string, token.string))
@@ -187,7 +281,8 @@ def _python_literal(text: str) -> Any:
             for token in tokenize.generate_tokens(io.StringIO(text).readline)
         ]
         value = ast.literal_eval(tokenize.untokenize(tokens).strip())
-    except (ValueError, SyntaxError, tokenize.TokenError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, tokenize.TokenError, MemoryError, RecursionError):
+        # TypeError: a set or dict key that is not hashable, such as {{}} or {[1]: 2}.
         return None
     return value if isinstance(value, dict) else None
 

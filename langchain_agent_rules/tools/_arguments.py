@@ -1,9 +1,12 @@
-"""Strict argument checking shared by the rule tools.
+"""Argument checking shared by every tool of this package.
 
-The tools publish a JSON schema (``args_schema`` as a dict) generated from a strict
-pydantic model, so LangChain hands the model's raw arguments through unchanged and every
-invalid call (a string for an int, ``true``, ``1.0``, an unknown key) reaches one place
-that raises `InvalidToolCallError` before the store is touched.
+The tools publish a JSON schema (``args_schema`` as a dict) generated from a pydantic
+model, so LangChain hands the model's raw arguments through unchanged and every invalid
+call (a string for an int, ``true``, ``1.0``, an unknown key) reaches one place that
+raises `InvalidToolCallError` before anything is touched. Before the model validates
+them, the raw values are checked for what no tool can use and what would break the
+validation itself: nesting deeper than `MAX_ARGUMENT_DEPTH`, lone surrogates (text no
+encoding can carry) and integers outside 64 bits.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from langchain_agent_rules.errors import InvalidToolCallError
+from langchain_agent_rules.tools._text import first_surrogate
 
 _Model = TypeVar("_Model", bound=BaseModel)
 _BOUNDED = reprlib.Repr()
@@ -24,6 +28,15 @@ _BOUNDED.maxlevel, _BOUNDED.maxstring, _BOUNDED.maxother, _BOUNDED.maxlong = 2, 
 
 NOT_AN_OBJECT_TEMPLATE = "{tool} takes a JSON object of arguments, got {kind}"
 INVALID_ARGUMENTS_TEMPLATE = "invalid {tool} arguments: {problems}"
+TOO_DEEP = "{path} nests deeper than {limit} levels; send flat values"
+LONE_SURROGATE = (
+    "{path} has a lone surrogate ({surrogate}), which is not valid text; send plain Unicode text"
+)
+BEYOND_64_BITS = "{path} is outside the 64-bit integer range; send a smaller number"
+
+MAX_ARGUMENT_DEPTH = 32
+"""How many lists and objects deep an argument may nest; tool arguments are nearly flat."""
+_INT64 = range(-(2**63), 2**63)
 
 
 def tool_json_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -49,12 +62,51 @@ def parse_arguments(
     if args:
         kind = type(args[0]).__name__
         raise InvalidToolCallError(NOT_AN_OBJECT_TEMPLATE.format(tool=tool, kind=kind))
+    problem = _unusable_value(kwargs)
+    if problem is not None:
+        raise InvalidToolCallError(INVALID_ARGUMENTS_TEMPLATE.format(tool=tool, problems=problem))
     try:
         return model.model_validate(dict(kwargs))
     except ValidationError as error:
         raise InvalidToolCallError(
             INVALID_ARGUMENTS_TEMPLATE.format(tool=tool, problems=_describe(error, allowed))
         ) from None
+
+
+def _unusable_value(arguments: Mapping[str, Any]) -> str | None:
+    """What makes a raw argument unusable by any tool, or ``None``; iterative, so any depth."""
+    pending: list[tuple[Any, str, str, int]] = []
+    for key, value in arguments.items():
+        name = _readable(key)
+        pending += [(key, name, name, 0), (value, name, name, 0)]
+    while pending:
+        value, path, argument, depth = pending.pop()
+        if isinstance(value, str):
+            surrogate = first_surrogate(value)
+            if surrogate is not None:
+                return LONE_SURROGATE.format(path=path, surrogate=_readable(surrogate))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if value not in _INT64:
+                return BEYOND_64_BITS.format(path=path)
+        elif isinstance(value, Mapping | list | tuple):
+            if depth == MAX_ARGUMENT_DEPTH:
+                return TOO_DEEP.format(path=argument, limit=MAX_ARGUMENT_DEPTH)
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    inner = f"{path}.{_readable(key)}"
+                    pending += [(key, inner, argument, depth + 1)]
+                    pending += [(item, inner, argument, depth + 1)]
+            else:
+                pending += [
+                    (item, f"{path}[{index}]", argument, depth + 1)
+                    for index, item in enumerate(value)
+                ]
+    return None
+
+
+def _readable(key: object) -> str:
+    """A key as the model can read it back: lone surrogates written as escapes."""
+    return str(key).encode("utf-8", "backslashreplace").decode()
 
 
 def _describe(error: ValidationError, allowed: Mapping[str, str]) -> str:

@@ -1,8 +1,25 @@
-"""Byte-level text helpers shared by the tools that cut what they show."""
+"""Text helpers shared by the tools: cutting bytes and keeping observations valid text."""
 
 from __future__ import annotations
 
-__all__ = ["utf8_prefix"]
+import re
+
+__all__ = ["first_surrogate", "utf8_prefix", "valid_text"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def first_surrogate(text: str) -> str | None:
+    """The first lone surrogate in ``text`` (U+D800 to U+DFFF), which no encoding can carry."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return found.group() if found else None
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it always encodes as UTF-8."""
+    return text if first_surrogate(text) is None else _SURROGATE.sub("\ufffd", text)
 
 
 def utf8_prefix(data: bytes, limit: int) -> bytes:

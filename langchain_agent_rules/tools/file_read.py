@@ -12,7 +12,6 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
 from langchain_core.tools.base import ToolException as _ToolException
@@ -20,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from langchain_agent_rules.errors import InvalidToolCallError, ToolConfigurationError
 from langchain_agent_rules.rules.limits import compact_json
+from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
 from langchain_agent_rules.tools._text import utf8_prefix
 from langchain_agent_rules.tools.path_guard import (
     DEFAULT_DENY,
@@ -49,6 +49,12 @@ class FileReadInput(BaseModel):
     offset: int = Field(
         default=0, ge=0, description="Byte offset to start reading at (from next_offset)."
     )
+
+
+_ALLOWED = {
+    "path": "a string with a path relative to the project folder",
+    "offset": "an integer byte offset from 0 (the next_offset of an earlier call)",
+}
 
 
 def _pread_exactly(fd: int, size: int, offset: int) -> bytes:
@@ -98,10 +104,10 @@ class FileReadTool(BaseTool):
         "content_and_artifact"``, as for every tool of this package).
 
     Errors:
-        A refused path raises ``InvalidToolCallError``. ``handle_tool_error`` defaults to
-        ``True`` as for all of this package's tools: ``invoke`` returns the message (an
-        error ``ToolMessage`` for a tool call) so an agent's model reads it; pass
-        ``handle_tool_error=False`` to have ``invoke`` raise.
+        Invalid arguments or a refused path raise ``InvalidToolCallError``.
+        ``handle_tool_error`` defaults to ``True`` as for all of this package's tools:
+        ``invoke`` returns the message (an error ``ToolMessage`` for a tool call) so an
+        agent's model reads it; pass ``handle_tool_error=False`` to have ``invoke`` raise.
 
     Args:
         root_dir: the project folder; nothing outside its real path is ever read.
@@ -113,7 +119,7 @@ class FileReadTool(BaseTool):
 
     name: str = "file_read"
     description: str = ""
-    args_schema: ArgsSchema | None = FileReadInput
+    args_schema: ArgsSchema | None = tool_json_schema(FileReadInput)
     handle_tool_error: bool | str | Callable[[_ToolException], str] | None = True
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     root_dir: str
@@ -139,10 +145,10 @@ class FileReadTool(BaseTool):
         kwargs.setdefault("description", FILE_READ_DESCRIPTION.format(max_bytes=max_bytes))
         super().__init__(root_dir=real_root, max_bytes=max_bytes, deny=tuple(deny), **kwargs)
 
-    def _run(
-        self, path: str, offset: int = 0, run_manager: CallbackManagerForToolRun | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        relative = check_relative_path(path, self.deny)
+    def _run(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+        arguments = parse_arguments(FileReadInput, args, kwargs, self.name, _ALLOWED)
+        offset = arguments.offset
+        relative = check_relative_path(arguments.path, self.deny)
         fd, status = open_inside_root(relative, self.root_dir, self.deny)
         try:
             size = status.st_size

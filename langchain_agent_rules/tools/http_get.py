@@ -20,10 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import httpx
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForToolRun,
-    CallbackManagerForToolRun,
-)
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
 from langchain_core.tools.base import ToolException as _ToolException
@@ -35,7 +31,9 @@ from langchain_agent_rules.errors import (
     ToolExecutionError,
 )
 from langchain_agent_rules.rules.limits import compact_json
-from langchain_agent_rules.tools._text import utf8_prefix
+from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
+from langchain_agent_rules.tools._failures import driver_failure
+from langchain_agent_rules.tools._text import utf8_prefix, valid_text
 from langchain_agent_rules.tools.url_guard import CheckedURL, Resolver, check_url, system_resolver
 
 __all__ = ["HTTP_GET_DESCRIPTION", "HttpGetInput", "HttpGetTool"]
@@ -58,11 +56,11 @@ TIMED_OUT = "Fetching {url} took longer than the {timeout:g} s limit."
 REQUEST_FAILED = "Fetching {url} failed: {detail}. Check the URL, or try another source."
 BAD_HEADER = (
     "The header {name!r} is refused: {reason}. Allowed: at most {max_headers} headers with "
-    "token names and single-line values; Host, hop-by-hop and encoding headers are set by "
-    "the tool."
+    "token names and single-line ASCII values; Host, hop-by-hop and encoding headers are set "
+    "by the tool."
 )
 
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _TOOL_SET_HEADERS = frozenset(
     {
         "host",
@@ -105,13 +103,20 @@ class HttpGetInput(BaseModel):
     )
 
 
+_ALLOWED = {
+    "url": "a string with an http:// or https:// URL",
+    "headers": "null or an object of header names and string values",
+}
+
+
 def validate_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     """Return the model's headers when every one is allowed.
 
     Raises:
         InvalidToolCallError: too many headers, a name that is not an HTTP token, a
-            value with a control character (CR/LF header injection) or over
-            ``MAX_HEADER_VALUE_BYTES``, or a header the tool sets itself (``Host``).
+            value with a control character (CR/LF header injection), a non-ASCII
+            character or over ``MAX_HEADER_VALUE_BYTES``, or a header the tool sets
+            itself (``Host``).
     """
     headers = dict(headers or {})
     if len(headers) > MAX_HEADERS:
@@ -122,13 +127,15 @@ def validate_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
         )
     for name, value in headers.items():
         reason = None
-        if not _TOKEN.match(name):
+        if not _TOKEN.fullmatch(name):
             reason = "the name is not a valid header name"
         elif name.lower() in _TOOL_SET_HEADERS or name.lower().startswith("proxy-"):
             reason = "the tool sets this header itself"
         elif any((ord(char) < 0x20 and char != "\t") or ord(char) == 0x7F for char in value):
             reason = "the value contains a control character such as CR or LF"
-        elif len(value.encode("utf-8")) > MAX_HEADER_VALUE_BYTES:
+        elif not value.isascii():
+            reason = "the value has a non-ASCII character; percent-encode it"
+        elif len(value) > MAX_HEADER_VALUE_BYTES:
             reason = f"the value is longer than {MAX_HEADER_VALUE_BYTES} bytes"
         if reason is not None:
             raise InvalidToolCallError(
@@ -178,7 +185,7 @@ class _BodyReader:
             "status": response.status_code,
             "url": url,
             "content_type": content_type,
-            "body": shown.decode(encoding, errors="replace"),
+            "body": _decode(shown, encoding),
             "truncated": truncated,
             "bytes_read": self.bytes_read,
         }
@@ -188,8 +195,22 @@ def _codec_name(charset: str | None) -> str:
     """The canonical codec name of a response charset; UTF-8 when absent or unknown."""
     try:
         return codecs.lookup(charset or "utf-8").name
-    except LookupError:
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
         return "utf-8"
+
+
+def _decode(data: bytes, encoding: str) -> str:
+    """Decode a body as valid text, whatever charset the server named.
+
+    A codec that is not a text charset (``base64``, ``idna``, ``undefined``) reads the
+    body as UTF-8; escape codecs (``unicode_escape``, ``utf-7``) can make lone
+    surrogates, which are replaced like undecodable bytes.
+    """
+    try:
+        text = data.decode(encoding, errors="replace")
+    except (LookupError, UnicodeError):
+        text = data.decode("utf-8", errors="replace")
+    return valid_text(text)
 
 
 def _binary_result(
@@ -210,9 +231,13 @@ def _binary_result(
 
 
 def _transport_error(url: str, error: httpx.HTTPError, timeout: float) -> ToolExecutionError:
-    if isinstance(error, httpx.TimeoutException):
-        return ToolExecutionError(TIMED_OUT.format(url=url, timeout=timeout))
-    return ToolExecutionError(REQUEST_FAILED.format(url=url, detail=str(error).rstrip(".")))
+    return driver_failure(
+        error,
+        timed_out=isinstance(error, httpx.TimeoutException),
+        timeout_message=TIMED_OUT.format(url=url, timeout=timeout),
+        template=REQUEST_FAILED,
+        url=url,
+    )
 
 
 @functools.cache
@@ -254,8 +279,9 @@ class HttpGetTool(BaseTool):
         "content_and_artifact"``, as for every tool of this package).
 
     Errors:
-        A refused URL or header raises ``InvalidToolCallError``; a connection failure,
-        timeout or too many redirects raises ``ToolExecutionError``. An HTTP error status
+        Invalid arguments or a refused URL or header raise ``InvalidToolCallError``; a
+        connection failure, timeout or too many redirects raises ``ToolExecutionError``;
+        nothing else escapes, whatever the server sends. An HTTP error status
         (404, 500) is a normal result. ``handle_tool_error`` defaults to ``True`` as for
         all of this package's tools: ``invoke`` returns the message (an error
         ``ToolMessage`` for a tool call) so an agent's model reads it; pass
@@ -276,7 +302,7 @@ class HttpGetTool(BaseTool):
 
     name: str = "http_get"
     description: str = ""
-    args_schema: ArgsSchema | None = HttpGetInput
+    args_schema: ArgsSchema | None = tool_json_schema(HttpGetInput)
     handle_tool_error: bool | str | Callable[[_ToolException], str] | None = True
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     allowed_hosts: tuple[str, ...] | None = None
@@ -371,22 +397,14 @@ class HttpGetTool(BaseTool):
         verify = self._ssl_context or _default_ssl_context()
         return {"verify": verify, "trust_env": False, "follow_redirects": False}
 
-    def _run(
-        self,
-        url: str,
-        headers: dict[str, str] | None = None,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> tuple[str, dict[str, Any]]:
-        result = self._fetch(url, headers)
+    def _run(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+        arguments = parse_arguments(HttpGetInput, args, kwargs, self.name, _ALLOWED)
+        result = self._fetch(arguments.url, arguments.headers)
         return compact_json(result), result
 
-    async def _arun(
-        self,
-        url: str,
-        headers: dict[str, str] | None = None,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> tuple[str, dict[str, Any]]:
-        result = await self._afetch(url, headers)
+    async def _arun(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+        arguments = parse_arguments(HttpGetInput, args, kwargs, self.name, _ALLOWED)
+        result = await self._afetch(arguments.url, arguments.headers)
         return compact_json(result), result
 
     def _fetch(self, url: str, headers: dict[str, str] | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from langchain_agent_rules.errors import InvalidToolCallError, ToolConfigurationError
+from langchain_agent_rules.tools._text import first_surrogate
 
 __all__ = [
     "DEFAULT_DENY",
@@ -75,14 +76,17 @@ def check_relative_path(path: str, deny: Sequence[str]) -> str:
     """Return ``path`` normalised (``a//./b`` -> ``a/b``) when its text is allowed.
 
     Raises:
-        InvalidToolCallError: empty, absolute, with a NUL byte, a backslash or a ``..``
-            component, naming the root itself, or matching a ``deny`` pattern.
+        InvalidToolCallError: empty, absolute, with a NUL byte, a lone surrogate, a
+            backslash or a ``..`` component, naming the root itself, or matching a
+            ``deny`` pattern.
     """
     reason = None
     if not path or not path.strip():
         reason = "it is empty"
     elif "\x00" in path:
         reason = "it contains a NUL byte"
+    elif first_surrogate(path) is not None:
+        reason = "it contains a lone surrogate, which no file name can hold"
     elif "\\" in path:
         reason = "it contains a backslash; use '/' between folders"
     elif path.startswith("/") or path.startswith("~") or (len(path) > 1 and path[1] == ":"):

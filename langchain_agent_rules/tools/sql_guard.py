@@ -6,19 +6,28 @@ while a write hidden anywhere in the tree (a data-modifying CTE, ``SELECT ... IN
 a locking clause) is. A query that does not parse is refused: what cannot be read
 cannot be judged. The guard is the first of two defences; the tool also runs the query
 in a read-only transaction that is always rolled back.
+
+sqlglot parses by recursive descent, so deep nesting exhausts Python's stack: the guard
+counts the nesting of the tokens (parentheses and CASE ... END) and refuses more than
+`MAX_SQL_NESTING` levels, and more than `MAX_SQL_CHARS` characters, before it parses.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlglot import exp
+from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 from langchain_agent_rules.errors import InvalidToolCallError
 
-__all__ = ["REFUSED_FUNCTIONS", "check_read_only_sql"]
+__all__ = ["MAX_SQL_CHARS", "MAX_SQL_NESTING", "REFUSED_FUNCTIONS", "check_read_only_sql"]
+
+MAX_SQL_CHARS = 20_000
+"""The longest query judged; parsing is linear, and a model's queries are far shorter."""
+MAX_SQL_NESTING = 32
+"""The deepest nesting of parentheses and CASE expressions judged."""
 
 REFUSED_FUNCTIONS: frozenset[str] = frozenset(
     {
@@ -100,6 +109,14 @@ NOT_PARSABLE = "The SQL could not be parsed as {dialect} SQL ({detail}). " + ALL
 NOT_READ_ONLY = "The SQL is refused: {what} is not a read-only query. " + ALLOWED_SQL
 REFUSED_CLAUSE = "The SQL is refused: it contains {what}. " + ALLOWED_SQL
 REFUSED_FUNCTION = "The SQL is refused: the function {name}() is not allowed. " + ALLOWED_SQL
+TOO_LONG = (
+    "The SQL is refused: it is {length} characters long, more than {limit}. Write a shorter "
+    "query. " + ALLOWED_SQL
+)
+TOO_DEEP = (
+    "The SQL is refused: it nests too deeply (at most {limit} levels of parentheses and CASE "
+    "expressions). Write a flatter query; WITH can name each step. " + ALLOWED_SQL
+)
 EXECUTABLE_COMMENT = (
     "The SQL is refused: it contains an executable /*! ... */ comment. " + ALLOWED_SQL
 )
@@ -121,6 +138,22 @@ def _function_name(node: exp.Func) -> str:
     return node.sql_name().lower()
 
 
+_OPENERS = {TokenType.L_PAREN, TokenType.CASE}
+_CLOSERS = {TokenType.R_PAREN, TokenType.END}
+
+
+def _nesting(tokens: list[Token]) -> int:
+    """The deepest nesting of parentheses and CASE ... END among ``tokens``."""
+    depth = deepest = 0
+    for token in tokens:
+        if token.token_type in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.token_type in _CLOSERS:
+            depth -= 1
+    return deepest
+
+
 def check_read_only_sql(sql: str, dialect: str | None) -> None:
     """Refuse ``sql`` unless it is exactly one read-only query.
 
@@ -134,15 +167,22 @@ def check_read_only_sql(sql: str, dialect: str | None) -> None:
             message names what was refused and what is allowed.
     """
     dialect_name = dialect or "generic"
+    if len(sql) > MAX_SQL_CHARS:
+        raise InvalidToolCallError(TOO_LONG.format(length=len(sql), limit=MAX_SQL_CHARS))
     try:
         parser_dialect = Dialect.get_or_raise(dialect)
         tokens = parser_dialect.tokenize(sql)  # tokenised once, for comments and the parser
+        if _nesting(tokens) > MAX_SQL_NESTING:
+            raise InvalidToolCallError(TOO_DEEP.format(limit=MAX_SQL_NESTING))
         statements = [s for s in parser_dialect.parser().parse(tokens, sql) if s is not None]
     except SqlglotError as error:
         detail = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InvalidToolCallError(
             NOT_PARSABLE.format(dialect=dialect_name, detail=detail)
         ) from None
+    except RecursionError:
+        # Nesting the token count does not see (NOT NOT NOT ..., long unary chains).
+        raise InvalidToolCallError(TOO_DEEP.format(limit=MAX_SQL_NESTING)) from None
     # MySQL runs the body of /*! ... */ comments; sqlglot treats it as a comment.
     if any(comment.lstrip().startswith("!") for t in tokens for comment in t.comments):
         raise InvalidToolCallError(EXECUTABLE_COMMENT)

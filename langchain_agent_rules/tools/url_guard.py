@@ -18,8 +18,10 @@ from dataclasses import dataclass
 import httpx
 
 from langchain_agent_rules.errors import InvalidToolCallError, ToolExecutionError
+from langchain_agent_rules.tools._failures import failure_detail
 
 __all__ = [
+    "NOT_FETCHABLE",
     "CheckedURL",
     "IPAddress",
     "Resolver",
@@ -39,13 +41,29 @@ BAD_URL = "The URL {url!r} is refused: {reason}. " + ALLOWED_URLS
 HOST_NOT_ALLOWED = "The host {host!r} is not allowed. Allowed hosts: {allowed}."
 PRIVATE_ADDRESS = (
     "The host {host!r} is refused: it resolves to {address}, a private, loopback, "
-    "link-local, multicast or reserved address. Only public addresses may be fetched."
+    "link-local, multicast, reserved or other special-purpose address. Only public "
+    "addresses may be fetched."
 )
 UNRESOLVABLE = "The host {host!r} could not be resolved: {detail}."
 
 _NUMBER_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
 # IPv6 ranges that embed an IPv4 address which is where the packets really go.
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+NOT_FETCHABLE: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = (
+    ipaddress.IPv4Network("100.64.0.0/10"),  # shared address space (CGNAT), RFC 6598
+    ipaddress.IPv4Network("192.0.0.0/24"),  # IETF protocol assignments, RFC 6890
+    ipaddress.IPv4Network("192.88.99.0/24"),  # deprecated 6to4 relay anycast, RFC 7526
+    ipaddress.IPv4Network("198.18.0.0/15"),  # benchmarking, RFC 2544
+    ipaddress.IPv6Network("fec0::/10"),  # deprecated site-local, RFC 3879
+    ipaddress.IPv6Network("3fff::/20"),  # documentation, RFC 9637
+)
+"""Ranges refused although ``ipaddress`` calls them global on some Python versions.
+
+Python's classification changed between releases (3.11.10, 3.12.4 and 3.13 fixed
+several ranges) and knows nothing of ranges assigned after it shipped; together with
+multicast and reserved addresses, which ``is_global`` admits, these are refused too.
+"""
 
 
 @dataclass(frozen=True)
@@ -105,25 +123,28 @@ def _translated_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | 
 def is_public_address(address: IPAddress) -> bool:
     """Return whether ``address`` is a public unicast address that may be fetched.
 
-    Refused: loopback, private, shared (CGNAT), link-local (including the cloud
-    metadata address ``169.254.169.254``), multicast, reserved and unspecified
-    addresses, in IPv4 and IPv6, and IPv6 addresses embedding such an IPv4 address
-    (IPv4-mapped, NAT64, 6to4); Teredo addresses are refused as a whole. An IPv4-mapped
-    or NAT64 address is judged by the IPv4 address it stands for.
+    Public means ``ipaddress``'s own ``is_global`` and neither multicast, reserved nor in
+    `NOT_FETCHABLE`: loopback, private, shared (CGNAT), link-local (including the cloud
+    metadata address ``169.254.169.254``), benchmarking, documentation and unspecified
+    addresses are refused, in IPv4 and IPv6. An IPv6 address that carries an IPv4 one is
+    judged by it: IPv4-mapped and NAT64 (``64:ff9b::/96``) addresses stand for it, and a
+    6to4 address (``2002::/16``) is refused when the IPv4 address it embeds is. Teredo
+    (``2001::/32``), local-use NAT64 (``64:ff9b:1::/48``) and IPv4-compatible (``::/96``)
+    addresses are refused as a whole.
     """
     if isinstance(address, ipaddress.IPv6Address):
         translated = _translated_ipv4(address)
         if translated is not None:
             return is_public_address(translated)
+        if address.teredo is not None:
+            return False
         if address.sixtofour is not None and not is_public_address(address.sixtofour):
             return False
-    return address.is_global and not (
-        address.is_multicast
-        or address.is_private
-        or address.is_loopback
-        or address.is_link_local
-        or address.is_reserved
-        or address.is_unspecified
+    return (
+        address.is_global
+        and not address.is_multicast
+        and not address.is_reserved
+        and not any(address in network for network in NOT_FETCHABLE)
     )
 
 
@@ -166,6 +187,19 @@ def _parse(url: str) -> httpx.URL:
     return parsed
 
 
+def _resolve(host: str, resolver: Resolver) -> list[IPAddress]:
+    try:
+        # ValueError: getaddrinfo refuses some names outright (an embedded NUL, bad IDNA).
+        resolved = list(resolver(host))
+        addresses = [ipaddress.ip_address(str(text).split("%", 1)[0]) for text in resolved]
+    except (OSError, ValueError) as error:
+        detail = failure_detail(error)
+        raise ToolExecutionError(UNRESOLVABLE.format(host=host, detail=detail)) from None
+    if not addresses:
+        raise ToolExecutionError(UNRESOLVABLE.format(host=host, detail="no addresses"))
+    return addresses
+
+
 def check_url(
     url: str, allowed_hosts: Sequence[str] | None, resolver: Resolver = system_resolver
 ) -> CheckedURL:
@@ -192,13 +226,7 @@ def check_url(
     if literal is not None:
         addresses: list[IPAddress] = [literal]
     else:
-        try:
-            resolved = list(resolver(host))
-        except (OSError, UnicodeError) as error:
-            raise ToolExecutionError(UNRESOLVABLE.format(host=host, detail=error)) from None
-        addresses = [ipaddress.ip_address(text.split("%", 1)[0]) for text in resolved]
-        if not addresses:
-            raise ToolExecutionError(UNRESOLVABLE.format(host=host, detail="no addresses"))
+        addresses = _resolve(host, resolver)
     may_be_private = entry is not None and not entry.startswith("*.")
     if not may_be_private:
         for address in addresses:

@@ -64,6 +64,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, ("é" * 10).encode("latin-1"), "text/plain; charset=iso-8859-1")
         elif path == "/latin1":
             self._send(200, "café".encode("latin-1"), "text/plain; charset=iso-8859-1")
+        elif path == "/charset":  # a body under whatever charset the test names
+            body = "café ".encode() + rb"\ud800 +2AA- " + b"\xff"
+            self._send(200, body, f"text/plain; charset={query['name']}")
         elif path == "/json":
             self._send(200, b'{"ok": true}', "application/json")
         elif path == "/headers":

@@ -363,5 +363,5 @@ def test_deeply_nested_arguments_end_as_an_invalid_call() -> None:
     for _ in range(900):
         nested = [nested]
     arguments = {**CHECKED, "rule": {**CHECKED["rule"], "content": nested}}
-    with pytest.raises(InvalidToolCallError, match=r"invalid rule\.content"):
+    with pytest.raises(InvalidToolCallError, match=r"rule nests deeper than 32 levels"):
         AgentRuleAdminTool(InMemoryRuleStore()).invoke(arguments)

@@ -10,7 +10,6 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_tests.unit_tests import ToolsUnitTests
-from pydantic import ValidationError
 
 from langchain_agent_rules.errors import InvalidToolCallError, ToolConfigurationError
 from langchain_agent_rules.tools.file_read import (
@@ -101,11 +100,6 @@ def test_an_offset_at_the_end_gives_empty_content(root: Path) -> None:
     size = len(LONG_TEXT.encode())
     result = json.loads(make_tool(root).invoke({"path": "long.txt", "offset": size}))
     assert (result["content"], result["next_offset"]) == ("", None)
-
-
-def test_a_negative_offset_is_invalid(root: Path) -> None:
-    with pytest.raises(ValidationError):
-        make_tool(root).invoke({"path": "long.txt", "offset": -1})
 
 
 def test_a_huge_sparse_file_reads_only_the_first_bytes(root: Path) -> None:

@@ -252,7 +252,8 @@ def test_more_than_twenty_headers_are_refused() -> None:
     )
     assert str(caught.value) == (
         "The header '(21 headers)' is refused: too many. Allowed: at most 20 headers with token "
-        "names and single-line values; Host, hop-by-hop and encoding headers are set by the tool."
+        "names and single-line ASCII values; Host, hop-by-hop and encoding headers are set by "
+        "the tool."
     )
 
 

@@ -217,3 +217,12 @@ def test_default_deny_patterns(relative: str, pattern: str | None) -> None:
 def test_a_pattern_with_a_slash_matches_the_whole_path() -> None:
     assert denied_by("config/prod.secret", ["config/*.secret"]) == "config/*.secret"
     assert denied_by("other/prod.secret", ["config/*.secret"]) is None
+
+
+@pytest.mark.parametrize("path", ["notes\ud800.txt", "\udcff", "src/\udc80/main.py"])
+def test_a_lone_surrogate_in_a_path_is_refused_by_the_guard_itself(path: str) -> None:
+    with pytest.raises(InvalidToolCallError) as caught:
+        check_relative_path(path, DEFAULT_DENY)
+    assert "is refused: it contains a lone surrogate, which no file name can hold" in str(
+        caught.value
+    )

@@ -9,8 +9,12 @@ import pytest
 from langchain_agent_rules.errors import InvalidToolCallError
 from langchain_agent_rules.tools.sql_guard import (
     ALLOWED_SQL,
+    MAX_SQL_CHARS,
+    MAX_SQL_NESTING,
     NOT_ONE_STATEMENT,
     REFUSED_FUNCTION,
+    TOO_DEEP,
+    TOO_LONG,
     check_read_only_sql,
 )
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
@@ -112,3 +116,65 @@ def test_a_data_modifying_cte_names_the_statement() -> None:
 def test_an_unparsable_query_names_the_dialect() -> None:
     with pytest.raises(InvalidToolCallError, match="could not be parsed as sqlite SQL"):
         check_read_only_sql("SELEC 1", "sqlite")
+
+
+def parenthesised(depth: int) -> str:
+    return "SELECT " + "(" * depth + "1" + ")" * depth
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres", None])
+def test_nesting_up_to_the_bound_is_judged(dialect: str | None) -> None:
+    check_read_only_sql(parenthesised(MAX_SQL_NESTING), dialect)
+    check_read_only_sql(
+        "SELECT " + "CASE WHEN 1 THEN " * MAX_SQL_NESTING + "1" + " END" * MAX_SQL_NESTING,
+        dialect,
+    )
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        parenthesised(MAX_SQL_NESTING + 1),
+        parenthesised(9_000),
+        "SELECT * FROM " + "(SELECT * FROM " * 40 + "t" + ")" * 40,
+        "SELECT " + "CASE WHEN 1 THEN " * 40 + "1" + " END" * 40,
+        "SELECT " + "abs(" * 40 + "1" + ")" * 40,
+        "SELECT (((((" + "CASE WHEN 1 THEN " * 30 + "1" + " END" * 30 + ")))))",
+    ],
+)
+def test_deeper_nesting_is_refused_before_parsing(sql: str) -> None:
+    with pytest.raises(InvalidToolCallError) as caught:
+        check_read_only_sql(sql, "sqlite")
+    assert str(caught.value) == TOO_DEEP.format(limit=MAX_SQL_NESTING)
+    assert str(caught.value) == (
+        "The SQL is refused: it nests too deeply (at most 32 levels of parentheses and CASE "
+        "expressions). Write a flatter query; WITH can name each step. " + ALLOWED_SQL
+    )
+
+
+@pytest.mark.parametrize("sql", ["SELECT " + "NOT " * 2000 + "1", "SELECT " + "- " * 5000 + "1"])
+def test_nesting_without_parentheses_is_refused_too(sql: str) -> None:
+    with pytest.raises(InvalidToolCallError) as caught:
+        check_read_only_sql(sql, "sqlite")
+    assert str(caught.value) == TOO_DEEP.format(limit=MAX_SQL_NESTING)
+
+
+def test_parentheses_inside_strings_and_identifiers_do_not_count() -> None:
+    check_read_only_sql("SELECT '" + "(" * 100 + "' AS \"" + "(" * 100 + '"', "sqlite")
+
+
+def test_a_query_up_to_the_length_bound_is_judged() -> None:
+    sql = "SELECT 1 " + " " * (MAX_SQL_CHARS - len("SELECT 1 ") - len("-- end")) + "-- end"
+    assert len(sql) == MAX_SQL_CHARS
+    check_read_only_sql(sql, "sqlite")
+
+
+def test_a_longer_query_is_refused_before_parsing() -> None:
+    sql = "SELECT " + "+".join(["1"] * 100_000)
+    with pytest.raises(InvalidToolCallError) as caught:
+        check_read_only_sql(sql, "sqlite")
+    assert str(caught.value) == TOO_LONG.format(length=len(sql), limit=MAX_SQL_CHARS)
+    assert str(caught.value) == (
+        "The SQL is refused: it is 200006 characters long, more than 20000. Write a shorter "
+        "query. " + ALLOWED_SQL
+    )

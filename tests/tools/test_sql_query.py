@@ -17,6 +17,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_tests.unit_tests import ToolsUnitTests
 from sqlalchemy import create_engine
+from sqlalchemy.pool import StaticPool
 
 from langchain_agent_rules.errors import (
     InvalidToolCallError,
@@ -191,7 +192,8 @@ def test_the_read_only_transaction_blocks_writes_the_guard_never_sees(database: 
     assert hashlib.sha256(database.read_bytes()).hexdigest() == before
 
 
-def test_description_names_the_dialect_and_limit(tool: SqlQueryTool) -> None:
+def test_description_names_the_dialect_and_limit(database: Path) -> None:
+    tool = SqlQueryTool(f"sqlite:///{database}", include_schema=False)
     assert tool.description == SQL_QUERY_DESCRIPTION.format(dialect="SQLite", max_rows=50)
     assert tool.description == (
         "Run one read-only SQL query on a SQLite database. Returns JSON with the column names, "
@@ -201,9 +203,9 @@ def test_description_names_the_dialect_and_limit(tool: SqlQueryTool) -> None:
     )
 
 
-def test_include_schema_lists_tables_and_columns(database: Path) -> None:
-    tool = SqlQueryTool(f"sqlite:///{database}", include_schema=True)
-    assert tool.description.endswith(
+def test_the_description_lists_tables_and_columns_by_default(tool: SqlQueryTool) -> None:
+    assert tool.include_schema is True
+    assert tool.description == SQL_QUERY_DESCRIPTION.format(dialect="SQLite", max_rows=50) + (
         " Tables and their columns: customers(id, name); numbers(n); "
         "orders(id, customer, total, note, receipt)."
     )
@@ -275,7 +277,11 @@ class TestSqlQueryToolStandard(ToolsUnitTests):
 
     @property
     def tool_constructor_params(self) -> dict[str, Any]:
-        return {"engine_or_url": "sqlite://"}
+        # One in-memory database shared by every connection, with a table to query.
+        engine = create_engine("sqlite://", poolclass=StaticPool)
+        with engine.begin() as connection:
+            connection.exec_driver_sql("CREATE TABLE IF NOT EXISTS t (x INTEGER)")
+        return {"engine_or_url": engine}
 
     @property
     def tool_invoke_params_example(self) -> dict[str, Any]:

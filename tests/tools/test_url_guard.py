@@ -210,7 +210,8 @@ def test_a_name_resolving_to_any_private_address_is_refused_with_that_address() 
     assert str(caught.value) == PRIVATE_ADDRESS.format(host="rebind.example", address="127.0.0.1")
     assert str(caught.value) == (
         "The host 'rebind.example' is refused: it resolves to 127.0.0.1, a private, loopback, "
-        "link-local, multicast or reserved address. Only public addresses may be fetched."
+        "link-local, multicast, reserved or other special-purpose address. Only public "
+        "addresses may be fetched."
     )
 
 
@@ -259,3 +260,65 @@ def test_an_unresolvable_host_is_an_execution_error() -> None:
 def test_a_resolver_with_no_answer_is_an_execution_error() -> None:
     with pytest.raises(ToolExecutionError, match="no addresses"):
         check_url("http://empty.example/", None, lambda host: [])
+
+
+# Special-purpose ranges that some Python versions' ipaddress counts as global, or that only
+# embed the address packets really go to. Each must be refused on every supported Python.
+SPECIAL_PURPOSE = [
+    ("192.0.0.8", "IETF protocol assignments, 192.0.0.0/24"),
+    ("192.0.0.9", "IETF protocol assignments (PCP anycast), 192.0.0.0/24"),
+    ("192.0.0.170", "NAT64 discovery, 192.0.0.0/24"),
+    ("198.18.0.1", "benchmarking, 198.18.0.0/15"),
+    ("198.19.255.254", "benchmarking, 198.18.0.0/15"),
+    ("100.64.0.1", "shared address space (CGNAT), 100.64.0.0/10"),
+    ("100.127.255.254", "shared address space (CGNAT), 100.64.0.0/10"),
+    ("192.88.99.1", "deprecated 6to4 relay anycast, 192.88.99.0/24"),
+    ("224.0.0.1", "multicast"),
+    ("233.252.0.1", "multicast (MCAST-TEST-NET)"),
+    ("240.0.0.1", "reserved"),
+    ("fec0::1", "deprecated site-local, fec0::/10"),
+    ("3fff::1", "documentation, 3fff::/20"),
+    ("ff0e::1", "global-scope multicast"),
+    ("2002:a00:1::", "6to4 embedding 10.0.0.1"),
+    ("2002:6440:1::", "6to4 embedding 100.64.0.1"),
+    ("2002:c000:8::", "6to4 embedding 192.0.0.8"),
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"),
+    ("2001:0:5ef5:79fd:0:0:f5ff:fffe", "Teredo embedding public addresses"),
+    ("64:ff9b::6440:1", "NAT64 embedding 100.64.0.1"),
+    ("64:ff9b::c612:1", "NAT64 embedding 198.18.0.1"),
+    ("64:ff9b:1::a00:1", "local-use NAT64, 64:ff9b:1::/48"),
+    ("::ffff:192.0.0.8", "IPv4-mapped 192.0.0.8"),
+    ("::ffff:198.18.0.1", "IPv4-mapped 198.18.0.1"),
+    ("::ffff:224.0.0.1", "IPv4-mapped multicast"),
+    ("::10.0.0.1", "deprecated IPv4-compatible"),
+    ("::8.8.8.8", "deprecated IPv4-compatible, even of a public address"),
+    ("100::1", "discard-only, 100::/64"),
+    ("5f00::1", "SRv6 SIDs, 5f00::/16"),
+]
+
+
+@pytest.mark.parametrize(("address", "kind"), SPECIAL_PURPOSE)
+def test_special_purpose_addresses_are_never_public(address: str, kind: str) -> None:
+    assert is_public_address(ipaddress.ip_address(address)) is False, kind
+
+
+@pytest.mark.parametrize(("address", "kind"), SPECIAL_PURPOSE)
+def test_a_name_resolving_to_a_special_purpose_address_is_refused(address: str, kind: str) -> None:
+    with pytest.raises(InvalidToolCallError, match="Only public addresses may be fetched"):
+        check_url("http://special.example/", None, lambda host: [address])
+
+
+@pytest.mark.parametrize("answer", ["not-an-address", "", "300.1.1.1", "\ud800", "%eth0"])
+def test_a_resolver_answer_that_is_not_an_address_is_an_execution_error(answer: str) -> None:
+    with pytest.raises(ToolExecutionError) as caught:
+        check_url("http://odd.example/", None, lambda host: [answer])
+    assert str(caught.value).startswith("The host 'odd.example' could not be resolved: ")
+    str(caught.value).encode("utf-8")
+
+
+def test_a_name_the_resolver_refuses_outright_is_an_execution_error() -> None:
+    def broken(host: str) -> Sequence[str]:
+        raise ValueError("embedded null character")  # what getaddrinfo says of "a\x00b"
+
+    with pytest.raises(ToolExecutionError, match="could not be resolved: embedded null"):
+        check_url("http://odd.example/", None, broken)
