@@ -2,19 +2,21 @@
 
 The graph::
 
-    START -> start -> agent -> (tools | END)
+    START -> start -> agent -> (tools | check_answer)
                       tools -> (agent | limit | repeated_calls)
-                      limit -> END
-                      repeated_calls -> END
+                      limit -> check_answer
+                      repeated_calls -> check_answer
+                      check_answer -> END
 
-``start`` resets the per-run fields, ``agent`` is one model turn, ``tools`` runs the
-calls of that turn and ``limit`` decides the answer once a budget (``max_iterations``,
-``max_model_calls``, ``max_total_tokens``) is spent. ``repeated_calls`` asks the model,
-without tools, for its answer when a turn only repeated calls it had already made (a
-small model otherwise repeats them until the limit). Routers return the ``Literal`` name
-of the next node, so a node can be put before ``END`` by changing one router. The graph
-binds its own ``recursion_limit`` from ``max_iterations``, so LangGraph's
-``GraphRecursionError`` cannot end a run.
+``start`` resets the per-run fields, ``agent`` is one model turn, ``tools`` checks and
+runs the calls of that turn and ``limit`` decides the answer once a budget
+(``max_iterations``, ``max_model_calls``, ``max_total_tokens``) is spent.
+``repeated_calls`` asks the model, without tools, for its answer when a turn only
+repeated calls it had already made (a small model otherwise repeats them until the
+limit). ``check_answer`` holds every answer to the checks of the OUTPUT rules (redact,
+revise, block) before the run ends. Routers return the ``Literal`` name of the next
+node. The graph binds its own ``recursion_limit`` from ``max_iterations``, so
+LangGraph's ``GraphRecursionError`` cannot end a run.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ __all__ = ["create_rules_agent", "recursion_limit_for"]
 
 
 def recursion_limit_for(max_iterations: int) -> int:
-    """Super-steps a run can need: start, two per iteration, a last model turn and limit."""
-    return 2 * max_iterations + 5
+    """Super-steps a run can need: start, two per iteration, a last turn, limit, the check."""
+    return 2 * max_iterations + 6
 
 
 class _Node(Runnable[Any, Any]):
@@ -111,8 +113,15 @@ def create_rules_agent(
             updates the state, and artifacts stay on the ``ToolMessage``.
         rules: A rule store; its effective rules for ``project_id`` are read before every
             model call and put in the system prompt (those over the limits are left out
-            and reported in ``rule_events``).
-        checkpointer: A LangGraph checkpointer; required by ``require_approval``.
+            and reported in ``rule_events``). Rules with a check are also enforced: every
+            tool call passes the TOOL checks before approval and execution (``deny``
+            answers it with an error observation, ``approve`` asks a human), forbid
+            checks with ``scope="answer_and_observations"`` redact tool results before
+            the model or the state sees them, and every answer passes the OUTPUT checks
+            before the run ends (``redact``, ``revise`` within ``max_revisions``,
+            ``block``). What each check did is recorded in ``rule_events``.
+        checkpointer: A LangGraph checkpointer; required by ``require_approval``, and by
+            rules whose check asks for approval (without one, such a call is not run).
             ``True`` means a parent graph or the LangGraph platform supplies it.
         store: A LangGraph store, passed to the compiled graph (and to tools that take
             an ``InjectedStore`` argument).
@@ -120,7 +129,8 @@ def create_rules_agent(
         **option_values: Any field of `AgentOptions`: ``protocol``, ``project_id``,
             ``max_iterations``, ``max_model_calls``, ``max_total_tokens``,
             ``tool_timeout``, ``max_observation_bytes``, ``max_argument_bytes``,
-            ``on_limit``, ``system_prompt``, ``require_approval``.
+            ``on_limit``, ``system_prompt``, ``require_approval``, ``max_revisions``,
+            ``review``.
 
     Returns:
         A compiled graph: input ``{"messages": [...]}``; output state with ``messages``,
@@ -140,7 +150,8 @@ def create_rules_agent(
     chat_model = _resolve_model(model)
     protocol = ProtocolChoice(chat_model, tool_list, settings.protocol)
     nodes = AgentNodes(chat_model, tool_list, protocol, settings, rules)
-    tools_node = ToolsNode(tool_list, settings)
+    can_ask = checkpointer is not None and checkpointer is not False
+    tools_node = ToolsNode(tool_list, settings, rules, can_ask_approval=can_ask)
 
     graph = StateGraph(AgentState, input_schema=AgentInput)
     graph.add_node("start", _Node("start", nodes.start, nodes.astart, with_config=False))
@@ -150,18 +161,20 @@ def create_rules_agent(
     graph.add_node(
         "repeated_calls", _Node("repeated_calls", nodes.repeated_calls, nodes.arepeated_calls)
     )
+    graph.add_node("check_answer", _Node("check_answer", nodes.check_answer, nodes.acheck_answer))
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")
     graph.add_conditional_edges(
-        "agent", _router("route_after_agent", nodes.route_after_agent), ["tools", END]
+        "agent", _router("route_after_agent", nodes.route_after_agent), ["tools", "check_answer"]
     )
     graph.add_conditional_edges(
         "tools",
         _router("route_after_tools", nodes.route_after_tools),
         ["agent", "limit", "repeated_calls"],
     )
-    graph.add_edge("limit", END)
-    graph.add_edge("repeated_calls", END)
+    graph.add_edge("limit", "check_answer")
+    graph.add_edge("repeated_calls", "check_answer")
+    graph.add_edge("check_answer", END)
     compiled = graph.compile(checkpointer=checkpointer, store=store, name="rules_agent")
     return compiled.with_config(recursion_limit=recursion_limit_for(settings.max_iterations))
 

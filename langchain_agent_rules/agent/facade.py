@@ -40,9 +40,10 @@ __all__ = ["ApprovalHandler", "RulesAgent"]
 
 ApprovalHandler = Callable[[Any], Any]
 """Gets an interrupt's value, for an approval ``{"type": "tool_approval", "tool", "args",
-"id"}``; returns the resume value: ``"approve"``, ``"reject"``,
-``{"action": "edit", "args": {...}}`` or ``{"action": "reject", "reason": ...}`` (for an
-``interrupt()`` inside a tool, whatever that tool expects)."""
+"id", "rules"}`` (``rules``: the rules whose check asks for it); returns the resume
+value: ``"approve"``, ``"reject"``, ``{"action": "edit", "args": {...}}`` or
+``{"action": "reject", "reason": ...}`` (for an ``interrupt()`` inside a tool, whatever
+that tool expects)."""
 
 
 class RulesAgent:
@@ -50,10 +51,11 @@ class RulesAgent:
 
     Takes what `create_rules_agent` takes (the options as keywords or
     ``options=AgentOptions(...)``), plus ``approve``: the function that answers approval
-    requests for the tools in ``require_approval`` and any ``interrupt()`` a tool makes
-    (an `InMemorySaver` is used when approval is required and no checkpointer is
-    given). Each run gets a new thread unless ``thread_id`` is passed; with a
-    checkpointer, passing the same ``thread_id`` continues that conversation.
+    requests for the tools in ``require_approval``, for calls a rule's check sends to a
+    human, and any ``interrupt()`` a tool makes (an `InMemorySaver` is used when
+    ``approve`` is given and no checkpointer is). Each run gets a new thread unless
+    ``thread_id`` is passed; with a checkpointer, passing the same ``thread_id``
+    continues that conversation.
     """
 
     def __init__(
@@ -74,7 +76,7 @@ class RulesAgent:
                 "require_approval needs approve=, a function that answers each approval "
                 'request with "approve", "reject" or {"action": "edit", "args": {...}}'
             )
-        if self.options.require_approval and checkpointer is None:
+        if approve is not None and checkpointer is None:
             checkpointer = InMemorySaver()
         self._model = model
         self._tools = tuple(tools)

@@ -1,4 +1,4 @@
-"""The model-side nodes: start, agent (one model turn), limit and repeated_calls, and routers.
+"""The model-side nodes: start, agent, limit, repeated_calls and check_answer, and routers.
 
 Every node has a sync and an async body, takes the state and returns a state update, so
 it can be tested alone. The history in the state is protocol-neutral
@@ -6,6 +6,11 @@ it can be tested alone. The history in the state is protocol-neutral
 it for the model at call time. The nodes hold configuration only: everything a run
 learns (usage, rule events, the trace) lives in its state. The tools node is in
 `tools_node`.
+
+Every answer (the model's, the limit's, the repeated-calls one) goes through
+``check_answer`` before the run ends (`answer_checks`). While an answer can still change
+there, the model calls that may write it are tagged ``nostream``: LangGraph's
+``messages`` stream never shows an answer that was not checked.
 """
 
 from __future__ import annotations
@@ -26,7 +31,17 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
 
+from langchain_agent_rules.agent.answer_checks import (
+    EnforcedAnswer,
+    Enforcement,
+    ModelRequest,
+    aenforce_answer,
+    answer_enforcement,
+    enforce_answer,
+    is_enforced,
+)
 from langchain_agent_rules.agent.arguments import argument_problem, clean_text
 from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.prompts import (
@@ -41,7 +56,7 @@ from langchain_agent_rules.agent.prompts import (
 )
 from langchain_agent_rules.agent.protocol import Protocol, ProtocolChoice
 from langchain_agent_rules.agent.rules_prompt import RulesPrompt, aread_rules, read_rules
-from langchain_agent_rules.agent.state import AgentState, RuleEvent, StopReason
+from langchain_agent_rules.agent.state import AgentState, RuleEvent, StopReason, Usage
 from langchain_agent_rules.agent.streaming import TEXT_REPLY_TAG
 from langchain_agent_rules.agent.text_protocol import (
     extract_answer,
@@ -145,12 +160,16 @@ class AgentNodes:
             return [system, *to_text_messages(messages)]
         return [system, *messages]
 
-    @staticmethod
-    def _call_config(config: RunnableConfig | None, protocol: Protocol) -> RunnableConfig:
-        if protocol != "text":
-            return config or {}
-        # Marks the call's streamed tokens as text-protocol replies (see `AnswerStream`).
-        return {**(config or {}), "tags": [*((config or {}).get("tags") or ()), TEXT_REPLY_TAG]}
+    def _call_config(
+        self, config: RunnableConfig | None, protocol: Protocol, rules: RulesPrompt
+    ) -> RunnableConfig:
+        tags = []
+        if protocol == "text":
+            # Marks the call's streamed tokens as text-protocol replies (see `AnswerStream`).
+            tags.append(TEXT_REPLY_TAG)
+        if is_enforced(rules.rules, self.options.review):
+            tags.append(TAG_NOSTREAM)
+        return _tagged(config, tags)
 
     # --- agent: one model turn -------------------------------------------------------
 
@@ -163,7 +182,7 @@ class AgentNodes:
         try:
             reply = runnable.invoke(
                 self._model_input(protocol, rules.text, messages),
-                self._call_config(config, protocol),
+                self._call_config(config, protocol, rules),
             )
         except Exception as error:
             if protocol != "native" or not self.protocol.fall_back_to_text(error):
@@ -171,7 +190,7 @@ class AgentNodes:
             protocol = "text"
             reply = self.protocol.text_bound.invoke(
                 self._model_input(protocol, rules.text, messages),
-                self._call_config(config, protocol),
+                self._call_config(config, protocol, rules),
             )
         return self._after_reply(protocol, reply, state, rules)
 
@@ -186,7 +205,7 @@ class AgentNodes:
         try:
             reply = await runnable.ainvoke(
                 self._model_input(protocol, rules.text, messages),
-                self._call_config(config, protocol),
+                self._call_config(config, protocol, rules),
             )
         except Exception as error:
             if protocol != "native" or not self.protocol.fall_back_to_text(error):
@@ -194,7 +213,7 @@ class AgentNodes:
             protocol = "text"
             reply = await self.protocol.text_bound.ainvoke(
                 self._model_input(protocol, rules.text, messages),
-                self._call_config(config, protocol),
+                self._call_config(config, protocol, rules),
             )
         return self._after_reply(protocol, reply, state, rules)
 
@@ -270,12 +289,12 @@ class AgentNodes:
             update={"content": content, "tool_calls": calls, "invalid_tool_calls": invalid}
         )
 
-    def route_after_agent(self, state: AgentState) -> Literal["tools", "__end__"]:
-        """``"tools"`` when the last turn asked for tools, else the end."""
+    def route_after_agent(self, state: AgentState) -> Literal["tools", "check_answer"]:
+        """``"tools"`` when the last turn asked for tools, else ``"check_answer"``."""
         last = state["messages"][-1]
         if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
             return "tools"
-        return "__end__"
+        return "check_answer"
 
     # --- budgets -------------------------------------------------------------------------
 
@@ -383,7 +402,7 @@ class AgentNodes:
             return self._fixed_answer(state, budget)
         rules = self._rules()
         request = self._limit_request(state, rules, budget)
-        reply = self.model.invoke(request, self._call_config(config, "text"))
+        reply = self.model.invoke(request, self._call_config(config, "text", rules))
         return self._after_summary(state, rules, budget, reply)
 
     async def alimit(
@@ -395,7 +414,7 @@ class AgentNodes:
             return self._fixed_answer(state, budget)
         rules = await self._arules()
         request = self._limit_request(state, rules, budget)
-        reply = await self.model.ainvoke(request, self._call_config(config, "text"))
+        reply = await self.model.ainvoke(request, self._call_config(config, "text", rules))
         return self._after_summary(state, rules, budget, reply)
 
     # --- repeated_calls: a turn that only repeated earlier calls ----------------------------
@@ -419,7 +438,7 @@ class AgentNodes:
         """
         rules = self._rules()
         request = self._summary_input(rules.text, state, REPEATED_CALLS_REQUEST)
-        reply = self.model.invoke(request, self._call_config(config, "text"))
+        reply = self.model.invoke(request, self._call_config(config, "text", rules))
         return self._after_repeated(state, rules, reply)
 
     async def arepeated_calls(
@@ -428,8 +447,92 @@ class AgentNodes:
         """Async `repeated_calls`."""
         rules = await self._arules()
         request = self._summary_input(rules.text, state, REPEATED_CALLS_REQUEST)
-        reply = await self.model.ainvoke(request, self._call_config(config, "text"))
+        reply = await self.model.ainvoke(request, self._call_config(config, "text", rules))
         return self._after_repeated(state, rules, reply)
+
+    # --- check_answer: the answer held to the rules before it leaves the graph ------------
+
+    def _has_room(self, usage: Usage) -> bool:
+        """Whether the budgets allow one more model call (for a review or a revision)."""
+        options = self.options
+        if options.max_model_calls is not None and usage["model_calls"] >= options.max_model_calls:
+            return False
+        return options.max_total_tokens is None or total_tokens(usage) < options.max_total_tokens
+
+    def _after_check(
+        self, state: AgentState, enforced: EnforcedAnswer, usage: Usage
+    ) -> dict[str, Any]:
+        update: dict[str, Any] = {
+            "usage": usage,
+            "rule_events": [*(state.get("rule_events") or []), *enforced.events],
+        }
+        if enforced.text == state.get("answer"):
+            return update
+        last = state["messages"][-1]
+        # The same id replaces the draft in the history, so a next turn never sees it.
+        if isinstance(last, AIMessage) and not last.tool_calls:
+            message = last.model_copy(update={"content": enforced.text})
+        else:  # pragma: no cover - every answer is the last message of its run
+            message = AIMessage(content=enforced.text)
+        return {**update, "answer": enforced.text, "messages": [message]}
+
+    def check_answer(
+        self, state: AgentState, config: RunnableConfig | None = None
+    ) -> dict[str, Any]:
+        """Hold the answer to the checks of the OUTPUT rules (see `answer_checks`)."""
+        rules = self._rules()
+        answer = state.get("answer")
+        if answer is None or not is_enforced(rules.rules, self.options.review):
+            return {}
+        usage = state.get("usage") or no_usage()
+        quiet = _tagged(config, [TAG_NOSTREAM])
+
+        def call(request: ModelRequest) -> BaseMessage | None:
+            nonlocal usage
+            if not self._has_room(usage):
+                return None
+            reply = self.model.invoke(request, quiet)
+            usage = add_reply(usage, reply)
+            return reply
+
+        enforced = enforce_answer(self._enforcement(rules, answer), call)
+        return self._after_check(state, enforced, usage)
+
+    async def acheck_answer(
+        self, state: AgentState, config: RunnableConfig | None = None
+    ) -> dict[str, Any]:
+        """Async `check_answer`."""
+        rules = await self._arules()
+        answer = state.get("answer")
+        if answer is None or not is_enforced(rules.rules, self.options.review):
+            return {}
+        usage = state.get("usage") or no_usage()
+        quiet = _tagged(config, [TAG_NOSTREAM])
+
+        async def call(request: ModelRequest) -> BaseMessage | None:
+            nonlocal usage
+            if not self._has_room(usage):
+                return None
+            reply = await self.model.ainvoke(request, quiet)
+            usage = add_reply(usage, reply)
+            return reply
+
+        enforced = await aenforce_answer(self._enforcement(rules, answer), call)
+        return self._after_check(state, enforced, usage)
+
+    def _enforcement(self, rules: RulesPrompt, answer: str) -> Enforcement:
+        return answer_enforcement(
+            rules.rules,
+            answer,
+            max_revisions=self.options.max_revisions,
+            review=self.options.review,
+        )
+
+
+def _tagged(config: RunnableConfig | None, tags: Sequence[str]) -> RunnableConfig:
+    if not tags:
+        return config or {}
+    return {**(config or {}), "tags": [*((config or {}).get("tags") or ()), *tags]}
 
 
 def _invalid(

@@ -30,6 +30,7 @@ __all__ = [
     "AgentOptions",
     "OnLimit",
     "ProtocolName",
+    "Review",
     "describe_problems",
 ]
 
@@ -38,6 +39,7 @@ MIN_OBSERVATION_BYTES = 128
 
 ProtocolName = Literal["auto", "native", "text"]
 OnLimit = Literal["summarize", "end", "raise"]
+Review = Literal["off", "model"]
 
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 60
@@ -105,6 +107,17 @@ class AgentOptions(BaseModel):
     )
     require_approval: tuple[str, ...] = Field(
         default=(), description="Tool names whose calls wait for a human decision."
+    )
+    max_revisions: StrictInt = Field(
+        default=2,
+        ge=0,
+        description="Model calls that may rewrite an answer breaking a checked rule "
+        "(on_fail=revise) before the answer is blocked.",
+    )
+    review: Review = Field(
+        default="off",
+        description='"model": one more model call checks the answer against the output '
+        'rules that have no check; "off": those rules are only in the prompt.',
     )
 
     def __init__(self, **values: Any) -> None:

@@ -9,6 +9,8 @@ one that says when to answer reached an answer in 8 of 10 tasks.
 from __future__ import annotations
 
 __all__ = [
+    "ANSWER_BLOCKED",
+    "APPROVAL_UNAVAILABLE",
     "ARGUMENTS_BAD_INTEGER",
     "ARGUMENTS_BAD_TEXT",
     "ARGUMENTS_BAD_VALUE",
@@ -28,12 +30,17 @@ __all__ = [
     "REPEATED_CALL",
     "REPEATED_CALLS_ANSWER",
     "REPEATED_CALLS_REQUEST",
+    "REVIEW_PASSED",
+    "REVIEW_REQUEST",
+    "REVISION_REQUEST",
     "RULES_HEADER",
+    "RULE_CONTENT_LINE",
     "RULE_GROUP_HEADERS",
     "RULE_LINE",
     "SUMMARIZE_REQUEST",
     "TEXT_PROTOCOL_INSTRUCTIONS",
     "TOOL_ARGUMENT_LINE",
+    "TOOL_DENIED",
     "TOOL_ERROR",
     "TOOL_LINE",
     "TOOL_TIMEOUT",
@@ -139,3 +146,31 @@ ARGUMENTS_TOO_LARGE = "the arguments are larger than {limit} bytes"
 ARGUMENTS_BAD_TEXT = "the arguments contain text that is not valid Unicode (a lone surrogate)"
 ARGUMENTS_BAD_INTEGER = "the arguments contain an integer outside the 64-bit range"
 ARGUMENTS_BAD_VALUE = "the arguments contain a {kind}, which is not a JSON value"
+
+# An answer that breaks a checked rule: one focused call per revision (the failing rules'
+# content and the answer, no tools, no history), a review of the rules without a check,
+# and the answer given when revisions cannot fix it.
+RULE_CONTENT_LINE = "- {content}"
+REVISION_REQUEST = (
+    "Rewrite this answer so that it follows these rules. Keep its facts and keep it short.\n\n"
+    "Rules:\n{rules}\n\nAnswer:\n{answer}\n\n"
+    "Reply with FINAL: followed by the rewritten answer."
+)
+REVIEW_REQUEST = (
+    "Check this answer against these rules.\n\nRules:\n{rules}\n\nAnswer:\n{answer}\n\n"
+    "If the answer follows every rule, reply with OK only. Otherwise reply with FINAL: "
+    "followed by the answer rewritten to follow the rules."
+)
+REVIEW_PASSED = "OK"
+ANSWER_BLOCKED = "I can't give that answer: it would break rule {rule_id}: {content}"
+
+# A tool call that a TOOL rule's check stops before it runs.
+TOOL_DENIED = (
+    'ERROR: rule {rule_id} does not allow this call to tool "{tool}": {content}\n'
+    "Do not retry it; answer with what you know or use another tool."
+)
+APPROVAL_UNAVAILABLE = (
+    'ERROR: rule {rule_id} requires a human\'s approval for this call to tool "{tool}": '
+    "{content}\nThis agent cannot ask for one, so the call was not run; answer with what "
+    "you know or use another tool."
+)

@@ -33,9 +33,11 @@ from langchain_agent_rules.rules.store import RuleReader
 
 __all__ = [
     "RulesPrompt",
+    "aread_effective_rules",
     "aread_rules",
     "aread_rules_prompt",
     "fitting_rules",
+    "read_effective_rules",
     "read_rules",
     "read_rules_prompt",
     "render_rules_prompt",
@@ -44,10 +46,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RulesPrompt:
-    """The rules section of a system prompt and the rules left out of it."""
+    """The rules section of a system prompt, the rules left out of it and every rule read.
+
+    ``rules`` are all the effective rules, those left out included: a rule's check holds
+    even when the limits keep its text out of the prompt.
+    """
 
     text: str
     omitted: list[RuleEvent] = field(default_factory=list)
+    rules: tuple[Rule, ...] = ()
 
 
 def render_rules_prompt(payload: EffectiveRules) -> str:
@@ -118,32 +125,42 @@ def fitting_rules(
     return payload_of(kept), omitted
 
 
-def read_rules(
-    reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
-) -> RulesPrompt:
-    """Read the effective rules of ``project_id`` now; render those that fit the limits."""
-    return _render(reader.get_all_by_project(project_id), project_id, config)
+def read_effective_rules(reader: RuleReader, project_id: int | None) -> list[Rule]:
+    """The effective rules of ``project_id``, read now (for their checks)."""
+    return reader.get_all_by_project(project_id)
 
 
-async def aread_rules(
-    reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
-) -> RulesPrompt:
-    """Async `read_rules`: uses the reader's ``aget_all_by_project`` when it has one.
+async def aread_effective_rules(reader: RuleReader, project_id: int | None) -> list[Rule]:
+    """Async `read_effective_rules`: uses the reader's ``aget_all_by_project`` when it has one.
 
     Otherwise the sync read runs in a thread, so a slow store does not block the loop.
     """
     native = getattr(reader, "aget_all_by_project", None)
     if native is None:
-        return await asyncio.to_thread(read_rules, reader, project_id, config)
+        return await asyncio.to_thread(reader.get_all_by_project, project_id)
     fetch = cast(Callable[[int | None], Awaitable[list[Rule]]], native)
-    return _render(await fetch(project_id), project_id, config)
+    return await fetch(project_id)
+
+
+def read_rules(
+    reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
+) -> RulesPrompt:
+    """Read the effective rules of ``project_id`` now; render those that fit the limits."""
+    return _render(read_effective_rules(reader, project_id), project_id, config)
+
+
+async def aread_rules(
+    reader: RuleReader, project_id: int | None, config: AgentRuleToolConfig
+) -> RulesPrompt:
+    """Async `read_rules` (see `aread_effective_rules`)."""
+    return _render(await aread_effective_rules(reader, project_id), project_id, config)
 
 
 def _render(
     rules: Sequence[Rule], project_id: int | None, config: AgentRuleToolConfig
 ) -> RulesPrompt:
     payload, omitted = fitting_rules(rules, project_id, config)
-    return RulesPrompt(render_rules_prompt(payload), omitted)
+    return RulesPrompt(render_rules_prompt(payload), omitted, tuple(rules))
 
 
 def read_rules_prompt(

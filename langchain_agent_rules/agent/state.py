@@ -30,10 +30,12 @@ answer)."""
 class TraceStep(TypedDict):
     """One tool call of a run, as plain data any checkpointer can store.
 
-    ``observation`` is what the model saw (capped, never the full output); ``status`` is
-    one of ``ok``, ``error``, ``timeout``, ``unknown_tool``, ``invalid_args``,
-    ``parse_error``, ``rejected`` or ``repeated``; ``approval`` is ``"approved"``,
-    ``"edited"`` or ``"rejected"`` for calls that needed approval, else ``None``.
+    ``observation`` is what the model saw (capped and redacted, never the full output);
+    ``status`` is one of ``ok``, ``error``, ``timeout``, ``unknown_tool``,
+    ``invalid_args``, ``parse_error``, ``rejected``, ``repeated`` or ``denied`` (a rule's
+    check stopped the call); ``approval`` is ``"approved"``, ``"edited"`` or
+    ``"rejected"`` for calls that needed approval, else ``None``; ``rule_events`` are
+    what the rules' checks did about this call and its observation.
     """
 
     step: int
@@ -46,6 +48,7 @@ class TraceStep(TypedDict):
     truncated: bool
     error: str | None
     approval: str | None
+    rule_events: list[RuleEvent]
 
 
 class Usage(TypedDict):

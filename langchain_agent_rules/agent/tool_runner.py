@@ -7,6 +7,8 @@ unknown name all become a `ToolOutcome` with a status and an ``ERROR: ...`` obse
 the model can act on. The observation is capped at ``max_observation_bytes`` (UTF-8);
 the full output is dropped, so it never reaches the model or the graph state (an
 artifact from a ``response_format="content_and_artifact"`` tool stays on the message).
+``redact`` (the forbid checks that cover observations) runs on the full text first, so
+the cut can never leave half of something it must hide.
 
 LangGraph's tool contracts hold: an ``interrupt()`` in a tool (`GraphBubbleUp`) is
 raised once every call of the turn has finished, so the run pauses and resumes with
@@ -53,8 +55,10 @@ from langchain_agent_rules.agent.prompts import (
     UNKNOWN_TOOL,
 )
 from langchain_agent_rules.errors import InvalidToolCallError
+from langchain_agent_rules.rules.engine import Redaction, RuleEvent
 
 __all__ = [
+    "ObservationFilter",
     "PrepareCall",
     "ToolOutcome",
     "ToolStatus",
@@ -66,10 +70,28 @@ __all__ = [
 ]
 
 ToolStatus = Literal[
-    "ok", "error", "timeout", "unknown_tool", "invalid_args", "parse_error", "rejected", "repeated"
+    "ok",
+    "error",
+    "timeout",
+    "unknown_tool",
+    "invalid_args",
+    "parse_error",
+    "rejected",
+    "repeated",
+    "denied",
 ]
 PrepareCall = Callable[[ToolCall], ToolCall]
 """Turns a model's call into the call the tool gets (for example with injected arguments)."""
+ObservationFilter = Callable[[str], Redaction]
+"""Redacts a tool's full output before it is capped (`redact_observation` with the rules)."""
+
+
+@dataclass(frozen=True)
+class _Shaping:
+    """How an output becomes an observation: redacted, then capped."""
+
+    max_bytes: int
+    redact: ObservationFilter | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +108,7 @@ class ToolOutcome:
     error: str | None = None
     artifact: Any = None
     command: Command[Any] | None = None
+    rule_events: tuple[RuleEvent, ...] = ()
 
     def with_command(self, command: Command[Any]) -> ToolOutcome:
         """The same outcome, answered through ``command`` (which holds its `ToolMessage`)."""
@@ -207,14 +230,20 @@ def _validation_message(error: ValidationError | ValidationErrorV1) -> str:
 
 def _outcome(
     call: ToolCall,
-    max_bytes: int,
+    shaping: _Shaping,
     status: ToolStatus,
     observation: str,
     duration_ms: float,
     error: str | None = None,
     artifact: Any = None,
 ) -> ToolOutcome:
-    text, truncated = truncate_observation(observation, max_bytes)
+    events: tuple[RuleEvent, ...] = ()
+    if shaping.redact is not None:
+        redaction = shaping.redact(observation)
+        observation, events = redaction.text, redaction.events
+        if error is not None:
+            error = shaping.redact(error).text
+    text, truncated = truncate_observation(observation, shaping.max_bytes)
     return ToolOutcome(
         call_id=call["id"] or "",
         tool=call["name"],
@@ -225,22 +254,23 @@ def _outcome(
         truncated=truncated,
         error=None if error is None else clean_text(error),
         artifact=artifact,
+        rule_events=events,
     )
 
 
-def _from_result(call: ToolCall, max_bytes: int, result: Any, duration_ms: float) -> ToolOutcome:
+def _from_result(call: ToolCall, shaping: _Shaping, result: Any, duration_ms: float) -> ToolOutcome:
     if isinstance(result, Command):
-        return _from_command(call, max_bytes, result, duration_ms)
+        return _from_command(call, shaping, result, duration_ms)
     if isinstance(result, ToolMessage):
         status: ToolStatus = "error" if result.status == "error" else "ok"
         error = result.text if status == "error" else None
-        return _outcome(call, max_bytes, status, result.text, duration_ms, error, result.artifact)
+        return _outcome(call, shaping, status, result.text, duration_ms, error, result.artifact)
     text = result if isinstance(result, str) else str(result)
-    return _outcome(call, max_bytes, "ok", text, duration_ms)
+    return _outcome(call, shaping, "ok", text, duration_ms)
 
 
 def _from_command(
-    call: ToolCall, max_bytes: int, command: Command[Any], duration_ms: float
+    call: ToolCall, shaping: _Shaping, command: Command[Any], duration_ms: float
 ) -> ToolOutcome:
     """The outcome of a tool that returned a `Command`, with the command to apply.
 
@@ -249,7 +279,7 @@ def _from_command(
     for a parent graph passes as it is.
     """
     if command.graph is not None:
-        return _outcome(call, max_bytes, "ok", "", duration_ms).with_command(command)
+        return _outcome(call, shaping, "ok", "", duration_ms).with_command(command)
     update = command.update if isinstance(command.update, dict) else {}
     messages = convert_to_messages(update.get("messages") or [])
     answer = next(
@@ -258,8 +288,8 @@ def _from_command(
     )
     if answer is None:
         observation = COMMAND_WITHOUT_TOOL_MESSAGE.format(tool=call["name"])
-        return _outcome(call, max_bytes, "error", observation, duration_ms, observation)
-    outcome = _from_result(call, max_bytes, answer, duration_ms)
+        return _outcome(call, shaping, "error", observation, duration_ms, observation)
+    outcome = _from_result(call, shaping, answer, duration_ms)
     capped = answer.model_copy(update={"content": outcome.observation, "name": call["name"]})
     messages = [capped if m is answer else m for m in messages]
     return outcome.with_command(
@@ -273,26 +303,26 @@ def _from_command(
 
 
 def _from_error(
-    call: ToolCall, max_bytes: int, error: BaseException, duration_ms: float
+    call: ToolCall, shaping: _Shaping, error: BaseException, duration_ms: float
 ) -> ToolOutcome:
     if isinstance(error, ValidationError | ValidationErrorV1):
         message = _validation_message(error)
         observation = INVALID_ARGS.format(tool=call["name"], message=message)
-        return _outcome(call, max_bytes, "invalid_args", observation, duration_ms, message)
+        return _outcome(call, shaping, "invalid_args", observation, duration_ms, message)
     message = str(error) or type(error).__name__
     status: ToolStatus = "invalid_args" if isinstance(error, InvalidToolCallError) else "error"
     observation = TOOL_ERROR.format(message=message)
-    return _outcome(call, max_bytes, status, observation, duration_ms, message)
+    return _outcome(call, shaping, status, observation, duration_ms, message)
 
 
-def _timed_out(call: ToolCall, max_bytes: int, timeout: float) -> ToolOutcome:
+def _timed_out(call: ToolCall, shaping: _Shaping, timeout: float) -> ToolOutcome:
     observation = TOOL_TIMEOUT.format(tool=call["name"], seconds=timeout)
-    return _outcome(call, max_bytes, "timeout", observation, timeout * 1000, error="timeout")
+    return _outcome(call, shaping, "timeout", observation, timeout * 1000, error="timeout")
 
 
-def _unknown(call: ToolCall, max_bytes: int, names: Sequence[str]) -> ToolOutcome:
+def _unknown(call: ToolCall, shaping: _Shaping, names: Sequence[str]) -> ToolOutcome:
     observation = UNKNOWN_TOOL.format(tool=call["name"], available=", ".join(names) or "none")
-    return _outcome(call, max_bytes, "unknown_tool", observation, 0.0, error="unknown tool")
+    return _outcome(call, shaping, "unknown_tool", observation, 0.0, error="unknown tool")
 
 
 def _wait(
@@ -300,7 +330,7 @@ def _wait(
     call: ToolCall,
     deadline: float | None,
     timeout: float | None,
-    max_bytes: int,
+    shaping: _Shaping,
 ) -> ToolOutcome:
     remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
     started = time.perf_counter()
@@ -314,9 +344,9 @@ def _wait(
             future.done() and future.exception() is error
         ):
             assert timeout is not None
-            return _timed_out(call, max_bytes, timeout)
-        return _from_error(call, max_bytes, error, (time.perf_counter() - started) * 1000)
-    return _from_result(call, max_bytes, result, duration_ms)
+            return _timed_out(call, shaping, timeout)
+        return _from_error(call, shaping, error, (time.perf_counter() - started) * 1000)
+    return _from_result(call, shaping, result, duration_ms)
 
 
 def run_tool_call(
@@ -325,9 +355,12 @@ def run_tool_call(
     timeout: float | None,
     max_observation_bytes: int,
     prepare: PrepareCall | None = None,
+    redact: ObservationFilter | None = None,
 ) -> ToolOutcome:
     """Run one tool call in a worker thread and wait at most ``timeout`` seconds."""
-    return run_tool_calls({tool.name: tool}, [call], timeout, max_observation_bytes, prepare)[0]
+    return run_tool_calls(
+        {tool.name: tool}, [call], timeout, max_observation_bytes, prepare, redact
+    )[0]
 
 
 def run_tool_calls(
@@ -336,18 +369,20 @@ def run_tool_calls(
     timeout: float | None,
     max_observation_bytes: int,
     prepare: PrepareCall | None = None,
+    redact: ObservationFilter | None = None,
 ) -> list[ToolOutcome]:
     """Run ``calls`` concurrently, each within ``timeout``; one outcome per call, in order.
 
     An interrupt from a tool is raised after every call has finished or timed out.
     """
+    shaping = _Shaping(max_observation_bytes, redact)
     deadline = None if timeout is None else time.monotonic() + timeout
     pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall]] = []
     for raw in calls:
         call = _call_dict(raw)
         tool = tools.get(call["name"])
         if tool is None:
-            pending.append(_unknown(call, max_observation_bytes, list(tools)))
+            pending.append(_unknown(call, shaping, list(tools)))
         else:
             pending.append((_WORKERS.submit(partial(_invoke_sync, tool, call, prepare)), call))
     outcomes: list[ToolOutcome] = []
@@ -357,7 +392,7 @@ def run_tool_calls(
             outcomes.append(item)
             continue
         try:
-            outcomes.append(_wait(item[0], item[1], deadline, timeout, max_observation_bytes))
+            outcomes.append(_wait(item[0], item[1], deadline, timeout, shaping))
         except GraphBubbleUp as raised:
             signal = signal or raised
     if signal is not None:
@@ -371,10 +406,11 @@ async def arun_tool_call(
     timeout: float | None,
     max_observation_bytes: int,
     prepare: PrepareCall | None = None,
+    redact: ObservationFilter | None = None,
 ) -> ToolOutcome:
     """Run one tool call with an asyncio deadline (sync tools on a worker thread)."""
     outcomes = await arun_tool_calls(
-        {tool.name: tool}, [call], timeout, max_observation_bytes, prepare
+        {tool.name: tool}, [call], timeout, max_observation_bytes, prepare, redact
     )
     return outcomes[0]
 
@@ -385,14 +421,16 @@ async def arun_tool_calls(
     timeout: float | None,
     max_observation_bytes: int,
     prepare: PrepareCall | None = None,
+    redact: ObservationFilter | None = None,
 ) -> list[ToolOutcome]:
     """The async twin of `run_tool_calls`; calls run concurrently on the event loop."""
+    shaping = _Shaping(max_observation_bytes, redact)
 
     async def run_one(raw: Mapping[str, Any]) -> ToolOutcome | GraphBubbleUp:
         call = _call_dict(raw)
         tool = tools.get(call["name"])
         if tool is None:
-            return _unknown(call, max_observation_bytes, list(tools))
+            return _unknown(call, shaping, list(tools))
         started = time.perf_counter()
         deadline = asyncio.timeout(timeout)
         try:
@@ -407,11 +445,11 @@ async def arun_tool_calls(
         except Exception as error:
             if isinstance(error, TimeoutError) and deadline.expired():
                 assert timeout is not None
-                return _timed_out(call, max_observation_bytes, timeout)
+                return _timed_out(call, shaping, timeout)
             elapsed = (time.perf_counter() - started) * 1000
-            return _from_error(call, max_observation_bytes, error, elapsed)
+            return _from_error(call, shaping, error, elapsed)
         elapsed = (time.perf_counter() - started) * 1000
-        return _from_result(call, max_observation_bytes, result, elapsed)
+        return _from_result(call, shaping, result, elapsed)
 
     if len(calls) == 1:
         results = [await run_one(calls[0])]

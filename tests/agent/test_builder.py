@@ -33,7 +33,7 @@ def test_graph_shape_matches_the_snapshot() -> None:
 def test_the_graph_binds_its_own_recursion_limit() -> None:
     agent = create_rules_agent(ScriptedChatModel([]), [add], max_iterations=6)
     assert agent.config is not None
-    assert agent.config["recursion_limit"] == 17
+    assert agent.config["recursion_limit"] == 18
 
 
 @pytest.mark.parametrize(
@@ -64,6 +64,8 @@ def test_the_graph_binds_its_own_recursion_limit() -> None:
         ({"max_total_tokens": 2.5}, "max_total_tokens: Input should be a valid integer"),
         ({"rules": object()}, "rules must be a RuleReader"),
         ({"require_approval": "add"}, "require_approval: Input should be a valid tuple, got 'add'"),
+        ({"max_revisions": -1}, "max_revisions: Input should be greater than or equal to 0"),
+        ({"review": "human"}, "review: Input should be 'off' or 'model', got 'human'"),
         (
             {"max_iteration": 3},
             "max_iteration: unknown option); the options are: protocol, project_id, "
@@ -86,7 +88,7 @@ def test_an_options_object_and_keywords_combine() -> None:
     options = AgentOptions(max_iterations=2, on_limit="end")
     agent = create_rules_agent(ScriptedChatModel([]), [add], options=options, max_iterations=4)
     assert agent.config is not None
-    assert agent.config["recursion_limit"] == 13
+    assert agent.config["recursion_limit"] == 14
     with pytest.raises(AgentConfigurationError, match="options must be an AgentOptions"):
         create_rules_agent(ScriptedChatModel([]), [add], options={"max_iterations": 2})  # type: ignore[arg-type]
 
@@ -105,6 +107,8 @@ def test_agent_options_are_frozen_and_name_every_default() -> None:
         "on_limit": "summarize",
         "system_prompt": None,
         "require_approval": (),
+        "max_revisions": 2,
+        "review": "off",
     }
     with pytest.raises(ValidationError):
         options.max_iterations = 3  # type: ignore[misc]

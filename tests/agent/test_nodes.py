@@ -64,7 +64,7 @@ def test_routers_follow_the_state() -> None:
     asked = {"messages": [AIMessage("", tool_calls=[{"name": "add", "args": {}, "id": "x"}])]}
     answered = {"messages": [AIMessage("done")]}
     assert nodes.route_after_agent(asked) == "tools"  # type: ignore[arg-type]
-    assert nodes.route_after_agent(answered) == "__end__"  # type: ignore[arg-type]
+    assert nodes.route_after_agent(answered) == "check_answer"  # type: ignore[arg-type]
     assert nodes.route_after_tools({"messages": [], "iterations": 2}) == "agent"
     assert nodes.route_after_tools({"messages": [], "iterations": 3}) == "limit"
 
