@@ -7,9 +7,11 @@ project folder (``file_read``) and the demo rules file. ``http_get`` is added on
 ``allowed_hosts`` is set. Every `AgentOptions` field (``max_iterations``,
 ``require_approval``, ...) is a context field too, with the same default and check.
 
-The platform supplies the checkpointer and the store, so the graph is compiled without
-either (``require_approval`` compiles it with ``checkpointer=True``: the platform's is
-used, and the approval is answered with ``Command(resume=...)`` as usual). The final
+The platform supplies the checkpointer and the store, so the graph is compiled with
+``checkpointer=True`` (the platform's is used) and no store: an approval, for a tool in
+``require_approval`` or for a call a rule's check sends to a human, pauses the run and is
+answered with ``Command(resume=...)`` as usual. Every answer passes the rules' checks
+before it is returned; while it may still change, its tokens are not streamed. The final
 state holds the answer, the trace, ``usage`` and ``rule_events``.
 
 ``rules="store"`` keeps the rules in the platform's store (`LangGraphRuleStore`,
@@ -149,7 +151,7 @@ def build_agent(context: AgentContext, store: BaseStore) -> Pregel[Any, Any]:
         _tools(context),
         rules=_rules(context, store),
         # The platform replaces it with its own checkpointer.
-        checkpointer=True if options.require_approval else None,
+        checkpointer=True,
         options=options,
     )
     return agent.copy(update={"context_schema": AgentContext})

@@ -13,10 +13,11 @@ runs the calls of that turn and ``limit`` decides the answer once a budget
 (``max_iterations``, ``max_model_calls``, ``max_total_tokens``) is spent.
 ``repeated_calls`` asks the model, without tools, for its answer when a turn only
 repeated calls it had already made (a small model otherwise repeats them until the
-limit). ``check_answer`` holds every answer to the checks of the OUTPUT rules (redact,
-revise, block) before the run ends. Routers return the ``Literal`` name of the next
-node. The graph binds its own ``recursion_limit`` from ``max_iterations``, so
-LangGraph's ``GraphRecursionError`` cannot end a run.
+limit). Those three write a private ``draft``; ``check_answer`` holds it to the checks
+of the OUTPUT rules (redact, revise, block) and only then gives it as the run's answer.
+Routers return the ``Literal`` name of the next node. The graph binds its own
+``recursion_limit`` from ``max_iterations``, so LangGraph's ``GraphRecursionError``
+cannot end a run.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from langgraph.types import Checkpointer
 from langchain_agent_rules.agent.nodes import AgentNodes
 from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.protocol import ProtocolChoice
-from langchain_agent_rules.agent.state import AgentInput, AgentState
+from langchain_agent_rules.agent.state import AgentInput, AgentState, GraphState
 from langchain_agent_rules.agent.tools_node import ToolsNode
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.rules.store import RuleReader
@@ -83,8 +84,8 @@ class _Node(Runnable[Any, Any]):
         return await self._afunc(input)
 
 
-def _router(name: str, route: Callable[[AgentState], str]) -> _Node:
-    async def aroute(state: AgentState) -> str:
+def _router(name: str, route: Callable[[GraphState], str]) -> _Node:
+    async def aroute(state: GraphState) -> str:
         return route(state)
 
     return _Node(name, route, aroute, with_config=False)
@@ -153,7 +154,7 @@ def create_rules_agent(
     can_ask = checkpointer is not None and checkpointer is not False
     tools_node = ToolsNode(tool_list, settings, rules, can_ask_approval=can_ask)
 
-    graph = StateGraph(AgentState, input_schema=AgentInput)
+    graph = StateGraph(GraphState, input_schema=AgentInput, output_schema=AgentState)
     graph.add_node("start", _Node("start", nodes.start, nodes.astart, with_config=False))
     graph.add_node("agent", _Node("agent", nodes.agent, nodes.aagent))
     graph.add_node("tools", _Node("tools", tools_node.tools, tools_node.atools))
@@ -176,6 +177,8 @@ def create_rules_agent(
     graph.add_edge("repeated_calls", "check_answer")
     graph.add_edge("check_answer", END)
     compiled = graph.compile(checkpointer=checkpointer, store=store, name="rules_agent")
+    # LangGraph streams every channel by default; the draft answer must not leave the graph.
+    compiled = compiled.copy(update={"stream_channels": compiled.output_channels})
     return compiled.with_config(recursion_limit=recursion_limit_for(settings.max_iterations))
 
 

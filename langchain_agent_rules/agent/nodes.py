@@ -7,10 +7,11 @@ it for the model at call time. The nodes hold configuration only: everything a r
 learns (usage, rule events, the trace) lives in its state. The tools node is in
 `tools_node`.
 
-Every answer (the model's, the limit's, the repeated-calls one) goes through
-``check_answer`` before the run ends (`answer_checks`). While an answer can still change
-there, the model calls that may write it are tagged ``nostream``: LangGraph's
-``messages`` stream never shows an answer that was not checked.
+Every answer (the model's, the limit's, the repeated-calls one) is written as the
+state's private ``draft`` and becomes the run's ``answer`` (and its last message) only in
+``check_answer``, after the rules' checks (`answer_checks`). While an answer can still
+change there, the model calls that may write it are tagged ``nostream``: no stream mode
+shows an answer that was not checked.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from langchain_core.messages import (
     InvalidToolCall,
     SystemMessage,
     ToolCall,
+    message_to_dict,
+    messages_from_dict,
 )
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -56,7 +59,14 @@ from langchain_agent_rules.agent.prompts import (
 )
 from langchain_agent_rules.agent.protocol import Protocol, ProtocolChoice
 from langchain_agent_rules.agent.rules_prompt import RulesPrompt, aread_rules, read_rules
-from langchain_agent_rules.agent.state import AgentState, RuleEvent, StopReason, Usage
+from langchain_agent_rules.agent.state import (
+    AgentState,
+    Draft,
+    GraphState,
+    RuleEvent,
+    StopReason,
+    Usage,
+)
 from langchain_agent_rules.agent.streaming import TEXT_REPLY_TAG
 from langchain_agent_rules.agent.text_protocol import (
     extract_answer,
@@ -128,6 +138,7 @@ class AgentNodes:
             "trace": [],
             "usage": no_usage(),
             "rule_events": [],
+            "draft": None,
         }
 
     async def astart(self, state: AgentState) -> dict[str, Any]:
@@ -225,14 +236,13 @@ class AgentNodes:
             message = self._from_text(message)
         message = self._checked(message)
         update: dict[str, Any] = {
-            "messages": [message],
             "usage": add_reply(state.get("usage"), reply),
             **_rule_events(state, rules.omitted),
         }
         if message.tool_calls or message.invalid_tool_calls:
-            return {**update, "iterations": state.get("iterations", 0) + 1}
+            return {**update, "messages": [message], "iterations": state.get("iterations", 0) + 1}
         answer = message.text if protocol == "text" else _strip_final(message.text)
-        return {**update, "answer": answer, "stop_reason": "final"}
+        return {**update, "draft": _draft(answer, "final", message)}
 
     def _from_text(self, reply: AIMessage) -> AIMessage:
         parsed = parse_tool_reply(reply.text)
@@ -289,12 +299,9 @@ class AgentNodes:
             update={"content": content, "tool_calls": calls, "invalid_tool_calls": invalid}
         )
 
-    def route_after_agent(self, state: AgentState) -> Literal["tools", "check_answer"]:
-        """``"tools"`` when the last turn asked for tools, else ``"check_answer"``."""
-        last = state["messages"][-1]
-        if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
-            return "tools"
-        return "check_answer"
+    def route_after_agent(self, state: GraphState) -> Literal["tools", "check_answer"]:
+        """``"check_answer"`` when the last turn gave a draft answer, else ``"tools"``."""
+        return "check_answer" if state.get("draft") else "tools"
 
     # --- budgets -------------------------------------------------------------------------
 
@@ -371,11 +378,7 @@ class AgentNodes:
     def _finish(
         state: AgentState, answer: str, stop_reason: StopReason, reply: BaseMessage | None = None
     ) -> dict[str, Any]:
-        update: dict[str, Any] = {
-            "messages": [AIMessage(content=answer)],
-            "answer": answer,
-            "stop_reason": stop_reason,
-        }
+        update: dict[str, Any] = {"draft": _draft(answer, stop_reason, AIMessage(content=answer))}
         if reply is not None:
             update["usage"] = add_reply(state.get("usage"), reply)
         return update
@@ -460,30 +463,34 @@ class AgentNodes:
         return options.max_total_tokens is None or total_tokens(usage) < options.max_total_tokens
 
     def _after_check(
-        self, state: AgentState, enforced: EnforcedAnswer, usage: Usage
+        self,
+        state: GraphState,
+        draft: Draft,
+        enforced: EnforcedAnswer | None = None,
+        usage: Usage | None = None,
     ) -> dict[str, Any]:
-        update: dict[str, Any] = {
-            "usage": usage,
-            "rule_events": [*(state.get("rule_events") or []), *enforced.events],
-        }
-        if enforced.text == state.get("answer"):
-            return update
-        last = state["messages"][-1]
-        # The same id replaces the draft in the history, so a next turn never sees it.
-        if isinstance(last, AIMessage) and not last.tool_calls:
-            message = last.model_copy(update={"content": enforced.text})
-        else:  # pragma: no cover - every answer is the last message of its run
-            message = AIMessage(content=enforced.text)
-        return {**update, "answer": enforced.text, "messages": [message]}
+        """The run's answer, last message and stop reason, from the draft as checked."""
+        [message] = messages_from_dict([draft["message"]])
+        answer = draft["answer"]
+        update: dict[str, Any] = {"draft": None, "stop_reason": draft["stop_reason"]}
+        if enforced is not None:
+            update["usage"] = usage
+            update["rule_events"] = [*(state.get("rule_events") or []), *enforced.events]
+            if enforced.text != answer:
+                answer = enforced.text
+                message = message.model_copy(update={"content": answer})
+        return {**update, "answer": answer, "messages": [message]}
 
     def check_answer(
-        self, state: AgentState, config: RunnableConfig | None = None
+        self, state: GraphState, config: RunnableConfig | None = None
     ) -> dict[str, Any]:
-        """Hold the answer to the checks of the OUTPUT rules (see `answer_checks`)."""
-        rules = self._rules()
-        answer = state.get("answer")
-        if answer is None or not is_enforced(rules.rules, self.options.review):
+        """Give the draft answer, held to the checks of the OUTPUT rules (`answer_checks`)."""
+        draft = state.get("draft")
+        if draft is None:
             return {}
+        rules = self._rules()
+        if not is_enforced(rules.rules, self.options.review):
+            return self._after_check(state, draft)
         usage = state.get("usage") or no_usage()
         quiet = _tagged(config, [TAG_NOSTREAM])
 
@@ -495,17 +502,19 @@ class AgentNodes:
             usage = add_reply(usage, reply)
             return reply
 
-        enforced = enforce_answer(self._enforcement(rules, answer), call)
-        return self._after_check(state, enforced, usage)
+        enforced = enforce_answer(self._enforcement(rules, draft["answer"]), call)
+        return self._after_check(state, draft, enforced, usage)
 
     async def acheck_answer(
-        self, state: AgentState, config: RunnableConfig | None = None
+        self, state: GraphState, config: RunnableConfig | None = None
     ) -> dict[str, Any]:
         """Async `check_answer`."""
-        rules = await self._arules()
-        answer = state.get("answer")
-        if answer is None or not is_enforced(rules.rules, self.options.review):
+        draft = state.get("draft")
+        if draft is None:
             return {}
+        rules = await self._arules()
+        if not is_enforced(rules.rules, self.options.review):
+            return self._after_check(state, draft)
         usage = state.get("usage") or no_usage()
         quiet = _tagged(config, [TAG_NOSTREAM])
 
@@ -517,8 +526,8 @@ class AgentNodes:
             usage = add_reply(usage, reply)
             return reply
 
-        enforced = await aenforce_answer(self._enforcement(rules, answer), call)
-        return self._after_check(state, enforced, usage)
+        enforced = await aenforce_answer(self._enforcement(rules, draft["answer"]), call)
+        return self._after_check(state, draft, enforced, usage)
 
     def _enforcement(self, rules: RulesPrompt, answer: str) -> Enforcement:
         return answer_enforcement(
@@ -527,6 +536,10 @@ class AgentNodes:
             max_revisions=self.options.max_revisions,
             review=self.options.review,
         )
+
+
+def _draft(answer: str, stop_reason: StopReason, message: AIMessage) -> Draft:
+    return {"answer": answer, "stop_reason": stop_reason, "message": message_to_dict(message)}
 
 
 def _tagged(config: RunnableConfig | None, tags: Sequence[str]) -> RunnableConfig:

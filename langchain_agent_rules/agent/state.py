@@ -3,6 +3,10 @@
 Everything here is a `typing_extensions.TypedDict`, so pydantic can read the state on
 Python 3.11 and ``graph.get_input_jsonschema()`` / ``get_output_jsonschema()`` (what
 LangGraph Studio shows) work. Every field but ``messages`` is reset when a run starts.
+
+`GraphState` adds the ``draft``: an answer not yet checked. It is a private channel (not
+in the output schema, and not a message), so no stream mode (``values``, ``updates``,
+``messages``) and no final state shows an answer before ``check_answer`` has judged it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,16 @@ from typing_extensions import TypedDict
 
 from langchain_agent_rules.rules.engine import RuleEvent
 
-__all__ = ["AgentInput", "AgentState", "RuleEvent", "StopReason", "TraceStep", "Usage"]
+__all__ = [
+    "AgentInput",
+    "AgentState",
+    "Draft",
+    "GraphState",
+    "RuleEvent",
+    "StopReason",
+    "TraceStep",
+    "Usage",
+]
 
 StopReason = Literal[
     "final", "max_iterations", "max_model_calls", "max_total_tokens", "repeated_calls"
@@ -80,3 +93,21 @@ class AgentState(AgentInput, total=False):
     trace: list[TraceStep]
     usage: Usage
     rule_events: list[RuleEvent]
+
+
+class Draft(TypedDict):
+    """An answer before its checks: the text, why the run ends, and its message as a dict.
+
+    ``message`` is the answer's `AIMessage` as ``message_to_dict`` writes it: a plain dict,
+    so LangGraph's ``messages`` stream does not pick it up.
+    """
+
+    answer: str
+    stop_reason: StopReason
+    message: dict[str, Any]
+
+
+class GraphState(AgentState, total=False):
+    """The graph's working state: `AgentState` plus the ``draft`` answer, never output."""
+
+    draft: Draft | None

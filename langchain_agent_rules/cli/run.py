@@ -3,10 +3,12 @@
 ``run`` answers one question with the tools its flags enable (``--db`` for ``sql_query``,
 ``--root`` for ``file_read``, ``--allow-host`` for ``http_get``), showing each step live
 and the answer as the model writes it, and stores the run in a SQLite checkpoint file
-so ``trace THREAD`` can print it later and ``--thread`` can continue it. ``demo`` runs
-the three example questions on the shipped demo data. Both take every `AgentOptions`
-field as a flag (``--max-iterations``, ``--max-total-tokens``, ...); a tool named in
-``--require-approval`` asks on the terminal before each call.
+so ``trace THREAD`` can print it later and ``--thread`` can continue it. What the rules'
+checks did is shown after the answer (one line per rule event) and beside each tool
+call. ``demo`` runs the four example questions on the shipped demo data. Both take every
+`AgentOptions` field as a flag (``--max-iterations``, ``--max-total-tokens``, ...); a tool
+named in ``--require-approval``, or a call a rule's check sends to a human, asks on the
+terminal before it runs.
 """
 
 from __future__ import annotations
@@ -104,8 +106,8 @@ def register(subparsers: Any) -> None:
     demo = subparsers.add_parser(
         "demo",
         help="the agent on shipped example data (a shop database, files, rules)",
-        description="Answer three example questions on a shipped shop database, project "
-        "files and rules file, showing each step.",
+        description="Answer four example questions on a shipped shop database, project "
+        "files and rules file, showing each step and what the rules' checks did.",
     )
     _add_model_option(demo)
     _add_checkpoints_option(demo)
@@ -284,6 +286,12 @@ class _TerminalApproval:
         self._console.print(
             f"[bold]{escape(str(request.get('tool')))}[/bold] {escape(args)}", highlight=False
         )
+        for rule in request.get("rules") or []:
+            self._console.print(
+                f"[yellow]asked by rule {escape(str(rule['id']))}: "
+                f"{escape(str(rule['content']))}[/yellow]",
+                highlight=False,
+            )
         try:
             answer = input("run this tool call? [y/N] ") if sys.stdin.isatty() else ""
         except EOFError:

@@ -46,6 +46,9 @@ DEMO_QUESTIONS = (
     # Asked with the global rules only: under project 2's "answer in French" rule the
     # embedded model answered in French without reading the file, and got the date wrong.
     DemoQuestion("According to docs/notes.md, when does the next release ship?", None),
+    # The embedded model answers this with the address, despite the rule in its prompt;
+    # the rule's check redacts it.
+    DemoQuestion("What is Alice Martin's e-mail address?", None),
 )
 
 

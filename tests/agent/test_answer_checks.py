@@ -382,3 +382,29 @@ def test_review_without_budget_is_skipped_and_said() -> None:
 
     assert result["answer"] == "42"
     assert result["rule_events"][0]["detail"] == "not reviewed: no model call is left in the budget"
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_no_stream_mode_shows_the_answer_before_its_check(protocol: str) -> None:
+    model = ScriptedChatModel(
+        [call_step(protocol, "lookup", key="a"), "FINAL: Write to hal@example.com."]
+    )
+    agent = create_rules_agent(model, [lookup], rules=store_with(NO_EMAILS), protocol=protocol)
+
+    chunks = list(
+        agent.stream(
+            {"messages": [("user", "Contact?")]}, stream_mode=["updates", "values", "messages"]
+        )
+    )
+
+    assert "hal@" not in repr(chunks)
+    final = [chunk for mode, chunk in chunks if mode == "values"][-1]
+    assert final["answer"] == "Write to [redacted: email]."
+    assert "draft" not in final
+
+
+def test_the_draft_is_private_to_the_graph() -> None:
+    agent = create_rules_agent(ScriptedChatModel([]))
+
+    assert "draft" not in agent.get_output_jsonschema()["properties"]
+    assert "answer" in agent.get_output_jsonschema()["properties"]

@@ -62,7 +62,8 @@ def test_agent_node_in_text_mode_stores_only_the_parsed_call() -> None:
 def test_routers_follow_the_state() -> None:
     nodes = make_nodes(ScriptedChatModel([]))
     asked = {"messages": [AIMessage("", tool_calls=[{"name": "add", "args": {}, "id": "x"}])]}
-    answered = {"messages": [AIMessage("done")]}
+    draft = {"answer": "done", "stop_reason": "final", "message": {}}
+    answered = {"messages": [AIMessage("done")], "draft": draft}
     assert nodes.route_after_agent(asked) == "tools"  # type: ignore[arg-type]
     assert nodes.route_after_agent(answered) == "check_answer"  # type: ignore[arg-type]
     assert nodes.route_after_tools({"messages": [], "iterations": 2}) == "agent"

@@ -15,14 +15,20 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
+from rich.console import Console
 
 from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.agent.result import RunResult
+from langchain_agent_rules.cli._display import print_result, print_step
 from langchain_agent_rules.cli._options import flag_of
+from langchain_agent_rules.rules.memory import InMemoryRuleStore
+from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
@@ -125,17 +131,30 @@ def test_trace_without_a_checkpoint_file_is_one_line(tmp_path: Path) -> None:
     assert _one_error_line(result).startswith(expected)
 
 
-def _store_a_run(checkpoints: Path, shop: str, thread_id: str) -> None:
-    model = ScriptedChatModel(
-        steps=[
-            '```tool\n{"tool": "sql_query", "args": {"sql": "SELECT COUNT(*) AS n FROM users '
-            'WHERE active = 1"}}\n```',
-            "FINAL: There are 2 active users.",
-        ]
-    )
+NO_DELETES = Rule(
+    id="no_deletes",
+    type="prohibition",
+    target="tool",
+    content="Never delete rows.",
+    check={"tool": "sql_query", "args": r"regex:(?i)\bdelete\b"},
+)
+
+
+def _store_a_run(
+    checkpoints: Path, shop: str, thread_id: str, *first_calls: str, rules: Any = None
+) -> None:
+    calls = [
+        '```tool\n{"tool": "sql_query", "args": {"sql": "' + sql + '"}}\n```'
+        for sql in (*first_calls, "SELECT COUNT(*) AS n FROM users WHERE active = 1")
+    ]
+    model = ScriptedChatModel(steps=[*calls, "FINAL: There are 2 active users."])
     with sqlite3.connect(checkpoints, check_same_thread=False) as connection:
         agent = create_rules_agent(
-            model, [SqlQueryTool(shop)], protocol="text", checkpointer=SqliteSaver(connection)
+            model,
+            [SqlQueryTool(shop)],
+            rules=rules,
+            protocol="text",
+            checkpointer=SqliteSaver(connection),
         )
         config = {"configurable": {"thread_id": thread_id}}
         agent.invoke({"messages": [HumanMessage("How many active users?")]}, config)
@@ -161,6 +180,63 @@ def test_trace_prints_a_table_from_the_default_checkpoint_file(tmp_path: Path, s
     assert "trace of thread t-2" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "sql_query" in line)
     assert "│ ok " in row
+
+
+def test_trace_marks_the_calls_a_rule_stopped(tmp_path: Path, shop: str) -> None:
+    store = InMemoryRuleStore()
+    store.create(NO_DELETES)
+    _store_a_run(tmp_path / "runs.sqlite", shop, "t-4", "DELETE FROM users", rules=store)
+    result = _agent_rules("trace", "t-4", cache=tmp_path, env={"COLUMNS": "250"})
+    assert result.returncode == 0, result.stderr
+    denied = next(line for line in result.stdout.splitlines() if "DELETE" in line)
+    assert "│ denied " in denied
+    assert "no_deletes denied" in denied
+    counted = next(line for line in result.stdout.splitlines() if "COUNT" in line)
+    assert "no_deletes" not in counted  # a check that passed is not marked
+
+
+def _shown(print_it: Any) -> str:
+    console = Console(record=True, width=200, color_system=None)
+    print_it(console)
+    return console.export_text()
+
+
+def test_the_answer_is_followed_by_one_line_per_rule_event() -> None:
+    result = RunResult(
+        answer="Her address is [redacted: email].",
+        stop_reason="final",
+        rule_events=[
+            {"rule_id": "no_emails", "status": "redacted", "detail": "redacted 1 match of email"},
+            {"rule_id": "in_eur", "status": "passed", "detail": "not required"},
+        ],
+    )
+    lines = _shown(lambda console: print_result(console, result)).splitlines()
+    assert lines[:3] == [
+        "Her address is [redacted: email].",
+        "rule no_emails redacted: redacted 1 match of email",
+        "rule in_eur passed: not required",
+    ]
+
+
+def test_a_step_line_names_the_rule_that_stopped_it() -> None:
+    step = {
+        "tool": "sql_query",
+        "args": {"sql": "DELETE FROM users"},
+        "status": "denied",
+        "duration_ms": 0.0,
+        "rule_events": [
+            {"rule_id": "no_deletes", "status": "denied", "detail": "the arguments match"}
+        ],
+    }
+    line = _shown(lambda console: print_step(console, step)).strip()
+    assert line == 'sql_query {"sql": "DELETE FROM users"} denied 0 ms (rule no_deletes denied)'
+
+
+def test_events_of_tool_calls_are_shown_with_the_calls_not_again_after_the_answer() -> None:
+    event = {"rule_id": "no_deletes", "status": "denied", "detail": "the arguments match"}
+    step: Any = {"rule_events": [event]}
+    result = RunResult(answer="No.", stop_reason="final", trace=[step], rule_events=[event])
+    assert "no_deletes" not in _shown(lambda console: print_result(console, result))
 
 
 def test_trace_of_an_unknown_thread_is_one_line(tmp_path: Path, shop: str) -> None:

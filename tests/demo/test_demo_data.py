@@ -55,8 +55,21 @@ def test_the_file_the_third_question_names_is_readable_by_file_read() -> None:
     assert "14 March 2026" in json.loads(observation)["content"]
 
 
-def test_there_are_three_demo_questions() -> None:
-    assert [q.project_id for q in DEMO_QUESTIONS] == [1, 1, None]
+def test_there_are_four_demo_questions() -> None:
+    assert [q.project_id for q in DEMO_QUESTIONS] == [1, 1, None, None]
+
+
+def test_the_last_question_asks_for_an_address_the_rules_redact(tmp_path: Path) -> None:
+    question = DEMO_QUESTIONS[3]
+    assert "e-mail address" in question.question
+    with sqlite3.connect(_path_of(demo_database_url(tmp_path))) as connection:
+        (address,) = connection.execute(
+            "SELECT email FROM customers WHERE name = 'Alice Martin'"
+        ).fetchone()
+    assert "Alice Martin" in question.question
+    rules = JsonFileRuleStore(demo_rules_path()).get_all_by_project(question.project_id)
+    verdict = check_answer(rules, f"Her address is {address}.")
+    assert verdict.text == "Her address is [redacted: email]."
 
 
 def test_the_demo_rules_hold_in_code_emails_eur_and_french() -> None:

@@ -10,6 +10,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel import Pregel
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
@@ -35,6 +37,14 @@ def execution(context: dict[str, Any]) -> _ExecutionRuntime[Any]:
     )
 
 
+def on_platform(graph: Pregel[Any, Any]) -> Pregel[Any, Any]:
+    """The graph as the platform runs it: with its own checkpointer and store."""
+    return graph.copy(update={"checkpointer": InMemorySaver(), "store": InMemoryStore()})
+
+
+THREAD = {"configurable": {"thread_id": "studio"}}
+
+
 def test_langgraph_json_points_at_the_factory(studio: ModuleType) -> None:
     config = json.loads((GRAPH_FILE.parents[1] / "langgraph.json").read_text())
 
@@ -43,10 +53,10 @@ def test_langgraph_json_points_at_the_factory(studio: ModuleType) -> None:
     assert callable(studio.make_graph)
 
 
-async def test_the_graph_brings_no_checkpointer_or_store(studio: ModuleType) -> None:
+async def test_the_graph_brings_no_checkpointer_or_store_of_its_own(studio: ModuleType) -> None:
     graph = await studio.make_graph(execution({"scripted_replies": ["FINAL: hi"]}))
 
-    assert graph.checkpointer is None
+    assert graph.checkpointer is True  # the platform's is used
     assert graph.store is None
 
 
@@ -63,9 +73,9 @@ async def test_reads_get_the_same_topology_as_runs(studio: ModuleType) -> None:
 async def test_a_scripted_run_uses_the_demo_data_by_default(studio: ModuleType) -> None:
     fenced = '```tool\n{"tool": "file_read", "args": {"path": "docs/notes.md"}}\n```'
     context = {"protocol": "text", "scripted_replies": [fenced, "FINAL: 14 March 2026"]}
-    graph = await studio.make_graph(execution(context))
+    graph = on_platform(await studio.make_graph(execution(context)))
 
-    state = await graph.ainvoke({"messages": [("user", "When does 2.4 ship?")]})
+    state = await graph.ainvoke({"messages": [("user", "When does 2.4 ship?")]}, THREAD)
 
     assert state["answer"] == "14 March 2026"
     [step] = state["trace"]
@@ -120,9 +130,44 @@ async def test_the_graph_publishes_input_and_output_schemas(studio: ModuleType) 
     )
 
 
-async def test_require_approval_compiles_for_the_platforms_checkpointer(studio: ModuleType) -> None:
-    graph = await studio.make_graph(
-        execution({"scripted_replies": [], "require_approval": ["sql_query"]})
-    )
+async def test_the_demo_rules_redact_an_address_in_the_answer(studio: ModuleType) -> None:
+    context = {"protocol": "text", "scripted_replies": ["FINAL: alice.martin@example.com"]}
+    graph = on_platform(await studio.make_graph(execution(context)))
 
-    assert graph.checkpointer is True
+    state = await graph.ainvoke({"messages": [("user", "Alice's address?")]}, THREAD)
+
+    assert state["answer"] == "[redacted: email]"
+    assert state["rule_events"] == [
+        {
+            "rule_id": "no_email_addresses",
+            "status": "redacted",
+            "detail": "redacted 1 match of email",
+        }
+    ]
+
+
+async def test_a_rule_that_asks_for_approval_pauses_the_run(
+    studio: ModuleType, tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.json"
+    rule = {
+        "id": "ask_first",
+        "type": "constraint",
+        "projectId": None,
+        "target": "tool",
+        "content": "Ask before any query.",
+        "priority": 1,
+        "createdAt": "2026-03-01T09:00:00+00:00",
+        "updatedAt": "2026-03-01T09:00:00+00:00",
+        "metadata": None,
+        "check": {"tool": "sql_query", "on_fail": "approve"},
+    }
+    rules.write_text(json.dumps([rule]))
+    fenced = '```tool\n{"tool": "sql_query", "args": {"sql": "SELECT 1 AS one"}}\n```'
+    context = {"protocol": "text", "scripted_replies": [fenced], "rules": str(rules)}
+    graph = on_platform(await studio.make_graph(execution(context)))
+
+    paused = await graph.ainvoke({"messages": [("user", "One?")]}, THREAD)
+
+    [request] = paused["__interrupt__"]
+    assert request.value["rules"] == [{"id": "ask_first", "content": "Ask before any query."}]

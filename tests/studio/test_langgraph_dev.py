@@ -226,12 +226,13 @@ def test_studio_gets_the_context_form_and_the_graph_without_loading_a_model(
 
 
 def test_studio_streams_the_models_tokens(client: SyncLangGraphClient) -> None:
+    # Rules from the (empty) platform store: no answer check, so the answer streams.
     thread = client.threads.create()
     parts = client.runs.stream(
         thread["thread_id"],
         "agent",
         input={"messages": [{"role": "user", "content": "Capital of France?"}]},
-        context=scripted("Easy one.\nFINAL: Paris is the capital of France."),
+        context=scripted("Easy one.\nFINAL: Paris is the capital of France.", rules="store"),
         stream_mode="messages-tuple",
     )
     tokens = [
@@ -242,3 +243,25 @@ def test_studio_streams_the_models_tokens(client: SyncLangGraphClient) -> None:
 
     assert len(tokens) > 3
     assert "".join(tokens).endswith("FINAL: Paris is the capital of France.")
+
+
+def test_an_answer_the_rules_redact_is_never_streamed_unredacted(
+    client: SyncLangGraphClient,
+) -> None:
+    # The demo rules forbid e-mail addresses in answers.
+    thread = client.threads.create()
+    parts = list(
+        client.runs.stream(
+            thread["thread_id"],
+            "agent",
+            input={"messages": [{"role": "user", "content": "Alice's address?"}]},
+            context=scripted("FINAL: Write to alice.martin@example.com."),
+            stream_mode=["messages-tuple", "updates", "values"],
+        )
+    )
+
+    assert parts, "the run streamed nothing"
+    assert "alice.martin@" not in json.dumps([part.data for part in parts])
+    final = [part.data for part in parts if part.event == "values"][-1]
+    assert final["answer"] == "Write to [redacted: email]."
+    assert final["rule_events"][-1]["status"] == "redacted"
