@@ -15,8 +15,9 @@ same run:
   redaction, when the ``langchain`` extra is installed: fewer, fixed detectors.
 
 Each row is the median of 7 runs of 200 calls; the ratio is against the ``re`` loop.
-A last row times the engine on a hostile 1 MB answer (digits, ``@`` and dots), which
-must end in bounded time.
+The last rows time the engine on a hostile 1 MB answer (digits, ``@`` and dots), which
+must end in bounded time, and the built-in detectors on the worst texts we know of
+``UNTIMED_TEXT_CHARS`` characters, where they run without the regex timeout.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from langchain_agent_rules.rules.check import parse_detector
+from langchain_agent_rules.rules.detectors import UNTIMED_TEXT_CHARS, find_spans
 from langchain_agent_rules.rules.engine import check_answer, check_tool_call
 from langchain_agent_rules.rules.model import Rule
 
@@ -109,6 +112,48 @@ def pii_middleware(text: str) -> Callable[[], object] | None:
     return run
 
 
+# Repeated units that make the built-in patterns work hardest (many starts, long runs).
+HOSTILE_UNITS = [
+    "eyJ-",
+    "eyJ" + "a" * 4090,
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "a.",
+    "a@",
+    "a" * 63 + "@b" + ".c" * 9,
+    "1 ",
+    "1-",
+    "DE12 ",
+    "1.1.",
+    "1:",
+    "a:",
+    "1",
+    "1.2.3.4@a.b ",
+    "sk-",
+    "ghp_a",
+    "xoxb-",
+]
+
+
+def worst_untimed_detector() -> tuple[str, float]:
+    """The slowest pattern detector on the hostile texts of UNTIMED_TEXT_CHARS, in µs.
+
+    ``phone`` is left out: libphonenumber has its own deadline, not the regex timeout.
+    """
+    worst = ("", 0.0)
+    for name in DETECTORS:
+        if name == "phone":
+            continue
+        detector = parse_detector(name)
+        for unit in HOSTILE_UNITS:
+            text = (unit * (UNTIMED_TEXT_CHARS // len(unit) + 1))[:UNTIMED_TEXT_CHARS]
+            start = time.perf_counter()
+            find_spans(detector, text, 10.0)
+            took = (time.perf_counter() - start) * 1e6
+            if took > worst[1]:
+                worst = (f"{name} on {unit[:12]!r}...", took)
+    return worst
+
+
 def main() -> None:
     rules = hundred_rules()
     patterns = [
@@ -129,7 +174,8 @@ def main() -> None:
             cost = timed(peer)
             rows.append((f"PIIMiddleware detectors (5), {label}", cost, cost / floor))
     tool = timed(lambda: check_tool_call(rules, "sql_query", {"query": "SELECT 1"}), 2000)
-    rows.append(("check_tool_call, 101 rules", tool, float("nan")))
+    nan = float("nan")
+    rows.append(("check_tool_call, 101 rules", tool, nan))
     hostile = ("1.2.3.4@a.b " * 90_000)[:1_000_000]
     start = time.perf_counter()
     verdict = check_answer(rules, hostile)
@@ -139,6 +185,10 @@ def main() -> None:
             (time.perf_counter() - start) * 1e6,
             float("nan"),
         )
+    )
+    which, took = worst_untimed_detector()
+    rows.append(
+        (f"worst built-in detector, {UNTIMED_TEXT_CHARS} hostile chars ({which})", took, nan)
     )
     print("| what | µs per call | ratio to the re loop |")
     print("|---|---:|---:|")

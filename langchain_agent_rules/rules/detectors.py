@@ -8,10 +8,15 @@ libphonenumber (phonenumberslite): numbers in international form (``+33 6 12 34 
 always, national forms (``06 12 34 56 78``) with ``phone:<REGION>``. ``secret`` knows the
 documented formats of common API keys and tokens, JWTs and PEM private keys.
 
-The built-in patterns bound every repetition, so they run in time linear in the text;
-every pattern, ours and ``regex:<pattern>``, runs with the `regex` module's ``timeout``
-and raises `TimeoutError` past it. libphonenumber has no timeout: it is linear (about
-0.5 s for a hostile megabyte) and the deadline is checked after each number it finds.
+Every ``regex:<pattern>`` runs with the `regex` module's ``timeout`` and raises
+`TimeoutError` past it, unless its `Screen` shows it cannot match (a literal every match
+holds is not in the text). The built-in patterns bound every repetition, so a text of n
+characters costs them at most n times their longest bound; on texts of up to
+`UNTIMED_TEXT_CHARS` characters the worst inputs we know take a few milliseconds
+(benchmarks/bench_checks.py), far below any timeout, so they run without one there:
+the timeout costs ~2 µs a call, more than most searches of a short answer. Longer texts
+get the timeout. libphonenumber has no timeout: it is linear (about 0.5 s for a hostile
+megabyte) and the deadline is checked after each number it finds.
 """
 
 from __future__ import annotations
@@ -19,15 +24,18 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Callable
+from typing import Any
 
 import regex
 from stdnum import iban, luhn
 
 from langchain_agent_rules.rules.check import Detector, compile_pattern
+from langchain_agent_rules.rules.screen import screen_of
 
-__all__ = ["Span", "find_spans"]
+__all__ = ["UNTIMED_TEXT_CHARS", "Span", "find_spans"]
 
 Span = tuple[int, int]
+UNTIMED_TEXT_CHARS = 2048
 
 _EMAIL = regex.compile(
     r"(?<![\w.%+-])[\w.%+-]{1,64}@[^\W_](?:[\w-]{0,62})(?:\.[\w-]{1,63}){0,8}\.[^\W\d_]{2,63}"
@@ -62,17 +70,19 @@ _SECRET = regex.compile(
 )
 
 
+def _matches(pattern: regex.Pattern[str], text: str, timeout: float | None) -> Any:
+    return pattern.finditer(text) if timeout is None else pattern.finditer(text, timeout=timeout)
+
+
 def _spans(
     pattern: regex.Pattern[str],
     text: str,
-    timeout: float,
+    timeout: float | None,
     confirm: Callable[[str], bool] | None = None,
 ) -> list[Span]:
-    spans = []
-    for match in pattern.finditer(text, timeout=timeout):
-        if confirm is None or confirm(match.group()):
-            spans.append(match.span())
-    return spans
+    if confirm is None:
+        return [match.span() for match in _matches(pattern, text, timeout)]
+    return [match.span() for match in _matches(pattern, text, timeout) if confirm(match.group())]
 
 
 def _is_card(candidate: str) -> bool:
@@ -87,9 +97,9 @@ def _is_ip(candidate: str) -> bool:
     return True
 
 
-def _iban_spans(text: str, timeout: float) -> list[Span]:
+def _iban_spans(text: str, timeout: float | None) -> list[Span]:
     spans = []
-    for match in _IBAN.finditer(text, timeout=timeout):
+    for match in _matches(_IBAN, text, timeout):
         # The last groups may be the next words ("... 3000 EUR today"): drop them one by one.
         option = match.group()
         while True:
@@ -103,7 +113,8 @@ def _iban_spans(text: str, timeout: float) -> list[Span]:
 
 
 def _phone_spans(text: str, region: str | None, timeout: float) -> list[Span]:
-    if _PHONE_HINT.search(text, timeout=timeout) is None:
+    hint = _matches(_PHONE_HINT, text, None if len(text) <= UNTIMED_TEXT_CHARS else timeout)
+    if next(hint, None) is None:
         return []
     from phonenumbers import Leniency, PhoneNumberMatcher
 
@@ -121,17 +132,21 @@ def find_spans(detector: Detector, text: str, timeout: float) -> list[Span]:
     name = detector.name
     if name == "regex":
         assert detector.pattern is not None
+        screen = screen_of(detector.pattern)
+        if screen is not None and not screen.may_match(text):
+            return []
         return _spans(compile_pattern(detector.pattern), text, timeout)
-    if name == "email":
-        return _spans(_EMAIL, text, timeout)
-    if name == "credit_card":
-        return _spans(_CARD, text, timeout, _is_card)
-    if name == "iban":
-        return _iban_spans(text, timeout)
-    if name == "ipv4":
-        return _spans(_IPV4, text, timeout, _is_ip)
-    if name == "ipv6":
-        return _spans(_IPV6, text, timeout, _is_ip)
     if name == "phone":
         return _phone_spans(text, detector.region, timeout)
-    return _spans(_SECRET, text, timeout)
+    limit = None if len(text) <= UNTIMED_TEXT_CHARS else timeout
+    if name == "email":
+        return _spans(_EMAIL, text, limit)
+    if name == "credit_card":
+        return _spans(_CARD, text, limit, _is_card)
+    if name == "iban":
+        return _iban_spans(text, limit)
+    if name == "ipv4":
+        return _spans(_IPV4, text, limit, _is_ip)
+    if name == "ipv6":
+        return _spans(_IPV6, text, limit, _is_ip)
+    return _spans(_SECRET, text, limit)

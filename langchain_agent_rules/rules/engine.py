@@ -30,7 +30,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from functools import lru_cache
+from operator import attrgetter
+from typing import Literal, cast
 
 import regex
 from typing_extensions import TypedDict
@@ -39,6 +41,7 @@ from langchain_agent_rules.rules.check import Detector, RuleCheck, compiled_valu
 from langchain_agent_rules.rules.detectors import Span, find_spans
 from langchain_agent_rules.rules.language import LANGUAGE_MIN_SCORE, detect_language
 from langchain_agent_rules.rules.model import Rule, RuleTarget
+from langchain_agent_rules.rules.screen import Screen, screen_of
 
 __all__ = [
     "PATTERN_TIMEOUT_SECONDS",
@@ -166,8 +169,21 @@ def _matches(count: int) -> str:
     return f"{count} match" if count == 1 else f"{count} matches"
 
 
+@lru_cache(maxsize=1024)
+def _not_found(forbid: str) -> str:
+    return NOT_FOUND_DETAIL.format(detector=_label(parse_detector(forbid)))
+
+
+_PRIORITY = attrgetter("priority")
+
+
+def _rule_priority(pair: tuple[Rule, object]) -> int:
+    return pair[0].priority
+
+
 def _by_priority(rules: Iterable[Rule]) -> list[Rule]:
-    return sorted(rules, key=lambda rule: -rule.priority)
+    # Stable, like sorting by -priority: rules of equal priority keep their order.
+    return sorted(rules, key=_PRIORITY, reverse=True)
 
 
 def _timed_out(check: RuleCheck) -> str:
@@ -189,13 +205,14 @@ class _Answer:
     """One answer being checked, with what was computed about it so far."""
 
     text: str
-    spans: dict[tuple[Detector, str], list[Span]] = field(default_factory=dict)
+    spans: dict[tuple[str, str], list[Span]] = field(default_factory=dict)
     language: tuple[str, float] | Literal[False] | None = False
 
-    def spans_of(self, detector: Detector) -> list[Span]:
-        key = (detector, self.text)
+    def spans_of(self, forbid: str) -> list[Span]:
+        key = (forbid, self.text)
         found = self.spans.get(key)
         if found is None:
+            detector = parse_detector(forbid)
             found = self.spans[key] = find_spans(detector, self.text, PATTERN_TIMEOUT_SECONDS)
         return found
 
@@ -206,34 +223,97 @@ class _Answer:
         return self.language
 
 
+@dataclass(frozen=True, slots=True)
+class _Search:
+    """A ``regex:<pattern>`` value ready to search: its compiled pattern and its screen."""
+
+    pattern: regex.Pattern[str]
+    screen: Screen | None
+
+    @classmethod
+    def of(cls, value: str) -> _Search:
+        return cls(compiled_value(value), screen_of(value[len("regex:") :]))
+
+    def found(self, text: str) -> bool:
+        """Whether the pattern is found in ``text``; `TimeoutError` past the timeout."""
+        if self.screen is not None and not self.screen.may_match(text):
+            return False
+        return self.pattern.search(text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+
+
 def _search(value: str, text: str) -> bool:
     """Whether the ``regex:<pattern>`` ``value`` is found in ``text``, within the timeout."""
-    return compiled_value(value).search(text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+    return _Search.of(value).found(text)
 
 
-def _judge(check: RuleCheck, answer: _Answer) -> tuple[bool, str]:
-    """Whether ``answer`` passes ``check`` (not a redacting forbid), and the event detail."""
-    condition = check.condition
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What holding an answer to one check needs, worked out once per check object."""
+
+    check: RuleCheck
+    condition: str
+    forbid: str | None
+    redacts: bool
+    require: _Search | None
+    when: _Search | None
+    failure: RuleEventStatus
+    blocks: bool
+
+    @classmethod
+    def of(cls, check: RuleCheck) -> _Plan:
+        return cls(
+            check=check,
+            condition=check.condition,
+            forbid=check.forbid,
+            redacts=check.condition == "forbid" and check.action == "redact",
+            require=None if check.require is None else _Search.of(check.require),
+            when=None if check.when is None else _Search.of(check.when),
+            failure=_FAILURE_STATUS[check.action],
+            blocks=check.action == "block",
+        )
+
+
+# Plans by the id of their check (a plan holds its check, so the id stays that check's):
+# a store that keeps its rule objects between reads pays for each plan once.
+_PLANS: dict[int, _Plan] = {}
+_MAX_PLANS = 4096
+_OUTPUT = RuleTarget.OUTPUT
+
+
+def _plan_of(check: RuleCheck) -> _Plan:
+    plan = _PLANS.get(id(check))
+    if plan is None or plan.check is not check:
+        plan = _Plan.of(check)
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[id(check)] = plan
+    return plan
+
+
+def _judge(plan: _Plan, answer: _Answer) -> tuple[bool, str]:
+    """Whether ``answer`` passes ``plan`` (not a redacting forbid), and the event detail."""
+    condition = plan.condition
     text = answer.text
     try:
         if condition == "forbid":
-            assert check.forbid is not None
-            detector = parse_detector(check.forbid)
-            spans = answer.spans_of(detector)
-            label = _label(detector)
+            forbid = plan.forbid
+            assert forbid is not None
+            spans = answer.spans_of(forbid)
             if spans:
+                label = _label(parse_detector(forbid))
                 return False, FOUND_DETAIL.format(matches=_matches(len(spans)), detector=label)
-            return True, NOT_FOUND_DETAIL.format(detector=label)
+            return True, _not_found(forbid)
         if condition == "require":
-            assert check.require is not None
-            when = check.when
-            if when is not None and not _search(when, text):
+            assert plan.require is not None
+            when = plan.when
+            if when is not None and not when.found(text):
                 return True, NOT_REQUIRED_DETAIL
-            if _search(check.require, text):
+            if plan.require.found(text):
                 return True, REQUIRED_FOUND_DETAIL
             return False, REQUIRED_MISSING_WHEN_DETAIL if when else REQUIRED_MISSING_DETAIL
     except TimeoutError:
-        return False, _timed_out(check)
+        return False, _timed_out(plan.check)
+    check = plan.check
     if condition == "language":
         expected = check.language
         detected = answer.detected_language()
@@ -250,57 +330,57 @@ def _judge(check: RuleCheck, answer: _Answer) -> tuple[bool, str]:
     return False, LENGTH_OVER_DETAIL.format(length=length, limit=check.max_chars)
 
 
-def _answer_rules(rules: Iterable[Rule]) -> list[tuple[Rule, RuleCheck]]:
-    return [
-        (rule, rule.check)
-        for rule in _by_priority(rules)
-        if rule.check is not None
-        and rule.target is RuleTarget.OUTPUT
-        and rule.check.is_answer_check
+def _answer_plans(rules: Iterable[Rule]) -> list[tuple[Rule, _Plan]]:
+    checked = [
+        (rule, _plan_of(check))
+        for rule in rules
+        if (check := rule.check) is not None and rule.target is _OUTPUT and check.is_answer_check
     ]
+    checked.sort(key=_rule_priority, reverse=True)
+    return checked
+
+
+def _event(rule: Rule, status: RuleEventStatus, detail: str) -> RuleEvent:
+    return {"rule_id": rule.id, "status": status, "detail": detail}
 
 
 def check_answer(rules: Iterable[Rule], text: str) -> AnswerVerdict:
     """Hold ``text`` to the answer checks of ``rules``; see the module docs for the order."""
-    checked = _answer_rules(rules)
-    events: dict[int, RuleEvent] = {}
+    checked = _answer_plans(rules)
+    events: list[RuleEvent | None] = [None] * len(checked)
     blocking: list[tuple[int, CheckFailure]] = []
     revising: list[tuple[int, CheckFailure]] = []
     answer = _Answer(text)
     redacted = False
-    for index, (rule, check) in enumerate(checked):
-        if check.condition != "forbid" or check.action != "redact":
+    for index, (rule, plan) in enumerate(checked):
+        if not plan.redacts:
             continue
-        assert check.forbid is not None
-        detector = parse_detector(check.forbid)
+        forbid = cast(str, plan.forbid)
         try:
-            spans = answer.spans_of(detector)
+            spans = answer.spans_of(forbid)
         except TimeoutError:
-            detail = _timed_out(check)
+            detail = _timed_out(plan.check)
             blocking.append((index, CheckFailure(rule, detail)))
-            events[index] = RuleEvent(rule_id=rule.id, status="blocked", detail=detail)
+            events[index] = _event(rule, "blocked", detail)
             continue
         if not spans:
-            detail = NOT_FOUND_DETAIL.format(detector=_label(detector))
-            events[index] = RuleEvent(rule_id=rule.id, status="passed", detail=detail)
+            events[index] = _event(rule, "passed", _not_found(forbid))
             continue
+        detector = parse_detector(forbid)
         answer = _Answer(_redacted(answer.text, spans, redaction_mark(detector)), answer.spans)
         redacted = True
         detail = REDACTED_DETAIL.format(matches=_matches(len(spans)), detector=_label(detector))
-        events[index] = RuleEvent(rule_id=rule.id, status="redacted", detail=detail)
-    for index, (rule, check) in enumerate(checked):
-        if index in events:
+        events[index] = _event(rule, "redacted", detail)
+    for index, (rule, plan) in enumerate(checked):
+        if events[index] is not None:
             continue
-        passed, detail = _judge(check, answer)
+        passed, detail = _judge(plan, answer)
         if passed:
-            events[index] = RuleEvent(rule_id=rule.id, status="passed", detail=detail)
+            events[index] = _event(rule, "passed", detail)
             continue
-        failure = CheckFailure(rule, detail)
-        (blocking if check.action == "block" else revising).append((index, failure))
-        events[index] = RuleEvent(
-            rule_id=rule.id, status=_FAILURE_STATUS[check.action], detail=detail
-        )
-    ordered = tuple(events[index] for index in sorted(events))
+        (blocking if plan.blocks else revising).append((index, CheckFailure(rule, detail)))
+        events[index] = _event(rule, plan.failure, detail)
+    ordered = cast(tuple[RuleEvent, ...], tuple(events))
     if blocking or revising:
         failures = tuple(failure for _, failure in sorted(blocking) + sorted(revising))
         verdict = AnswerVerdict("needs_revision", answer.text, failures, ordered)
