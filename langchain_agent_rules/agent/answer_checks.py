@@ -7,11 +7,12 @@ no budget is left for another call; it returns an `EnforcedAnswer`. `enforce_ans
 ``check_answer`` node and `AgentRulesMiddleware` take the same steps, sync and async:
 
 1. With ``review="model"`` and OUTPUT rules that have no check, one call asks the model
-   whether the answer follows them (`REVIEW_REQUEST`); a rewritten answer replaces it.
+   whether the answer to the task follows them (`REVIEW_REQUEST`); a rewritten answer
+   replaces it.
 2. `check_answer` runs the checks of the OUTPUT rules. A redacted or passing answer is
    given; a blocked one becomes `ANSWER_BLOCKED` naming the first blocking rule.
-3. An answer that needs revision gets one focused call (`REVISION_REQUEST`: the failing
-   rules' content and the answer, already redacted) and is checked again. After
+3. An answer that needs revision gets one focused call (`REVISION_REQUEST`: the task, the
+   answer, already redacted, and the failing rules' content) and is checked again. After
    ``max_revisions`` revisions, or when no budget is left, it is blocked.
 
 Events: the first check records one `RuleEvent` per checked rule; later checks record a
@@ -99,8 +100,8 @@ def _rule_lines(rules: Iterable[Rule]) -> str:
     return "\n".join(RULE_CONTENT_LINE.format(content=rule.content) for rule in rules)
 
 
-def _request(template: str, rules: Iterable[Rule], answer: str) -> ModelRequest:
-    return [HumanMessage(template.format(rules=_rule_lines(rules), answer=answer))]
+def _request(template: str, rules: Iterable[Rule], task: str, answer: str) -> ModelRequest:
+    return [HumanMessage(template.format(task=task, answer=answer, rules=_rule_lines(rules)))]
 
 
 def _reply_text(reply: BaseMessage) -> str:
@@ -124,8 +125,8 @@ class _Events:
 _Review = Generator[ModelRequest, BaseMessage | None, tuple[str, list[RuleEvent]]]
 
 
-def _review(rules: Sequence[Rule], answer: str) -> _Review:
-    reply = yield _request(REVIEW_REQUEST, rules, answer)
+def _review(rules: Sequence[Rule], task: str, answer: str) -> _Review:
+    reply = yield _request(REVIEW_REQUEST, rules, task, answer)
     status: RuleEventStatus = "passed"
     if reply is None:
         detail, text = REVIEW_SKIPPED_DETAIL, answer
@@ -144,13 +145,18 @@ def _blocked(verdict: AnswerVerdict) -> str:
 
 
 def answer_enforcement(
-    rules: Sequence[Rule], answer: str, *, max_revisions: int, review: Review = "off"
+    rules: Sequence[Rule],
+    answer: str,
+    *,
+    task: str,
+    max_revisions: int,
+    review: Review = "off",
 ) -> Enforcement:
-    """The steps that hold ``answer`` to ``rules`` (see the module docs)."""
+    """The steps that hold ``answer`` (to ``task``) to ``rules`` (see the module docs)."""
     events = _Events()
     reviewed = _reviewed_rules(rules, review)
     if reviewed:
-        answer, review_events = yield from _review(reviewed, answer)
+        answer, review_events = yield from _review(reviewed, task, answer)
         events.add(review_events)
     verdict = check_answer(rules, answer)
     events.add(verdict.events)
@@ -159,7 +165,7 @@ def answer_enforcement(
         reply = None
         if revisions < max_revisions:
             failing = [failure.rule for failure in verdict.failures]
-            reply = yield _request(REVISION_REQUEST, failing, verdict.text)
+            reply = yield _request(REVISION_REQUEST, failing, task, verdict.text)
         if reply is None:
             verdict = verdict.as_blocked()
             events.add(verdict.events)

@@ -363,9 +363,7 @@ class AgentNodes:
     ) -> list[BaseMessage]:
         # One compact message instead of the tool-call history: shown its own tool blocks,
         # a small model tends to call the tool once more instead of answering.
-        task = next(
-            (m.text for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), ""
-        )
+        task = _task_of(state["messages"])
         observations = "\n\n".join(
             OBSERVATION_PART.format(tool=step["tool"] or "tool", observation=step["observation"])
             for step in state.get("trace", [])
@@ -502,7 +500,7 @@ class AgentNodes:
             usage = add_reply(usage, reply)
             return reply
 
-        enforced = enforce_answer(self._enforcement(rules, draft["answer"]), call)
+        enforced = enforce_answer(self._enforcement(state, rules, draft["answer"]), call)
         return self._after_check(state, draft, enforced, usage)
 
     async def acheck_answer(
@@ -526,16 +524,22 @@ class AgentNodes:
             usage = add_reply(usage, reply)
             return reply
 
-        enforced = await aenforce_answer(self._enforcement(rules, draft["answer"]), call)
+        enforced = await aenforce_answer(self._enforcement(state, rules, draft["answer"]), call)
         return self._after_check(state, draft, enforced, usage)
 
-    def _enforcement(self, rules: RulesPrompt, answer: str) -> Enforcement:
+    def _enforcement(self, state: GraphState, rules: RulesPrompt, answer: str) -> Enforcement:
         return answer_enforcement(
             rules.rules,
             answer,
+            task=_task_of(state["messages"]),
             max_revisions=self.options.max_revisions,
             review=self.options.review,
         )
+
+
+def _task_of(messages: Sequence[BaseMessage]) -> str:
+    """The task of the run: the last human message."""
+    return next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
 
 
 def _draft(answer: str, stop_reason: StopReason, message: AIMessage) -> Draft:

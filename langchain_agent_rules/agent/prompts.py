@@ -147,19 +147,23 @@ ARGUMENTS_BAD_TEXT = "the arguments contain text that is not valid Unicode (a lo
 ARGUMENTS_BAD_INTEGER = "the arguments contain an integer outside the 64-bit range"
 ARGUMENTS_BAD_VALUE = "the arguments contain a {kind}, which is not a JSON value"
 
-# An answer that breaks a checked rule: one focused call per revision (the failing rules'
-# content and the answer, no tools, no history), a review of the rules without a check,
-# and the answer given when revisions cannot fix it.
+# An answer that breaks a checked rule: one focused call per revision (the task, the answer
+# and the failing rules' content; no tools, no history), a review of the rules without a
+# check, and the answer given when revisions cannot fix it. Measured with the embedded 1.5B
+# model: shown only the rules and the answer, it gave the answer back unchanged ("45.0",
+# "9"); shown the task as well, it rewrote 4 answers of 4 ("The price of the teapot is
+# 45.00 EUR.", "Nous avons 9 clients actifs.").
 RULE_CONTENT_LINE = "- {content}"
 REVISION_REQUEST = (
-    "Rewrite this answer so that it follows these rules. Keep its facts and keep it short.\n\n"
-    "Rules:\n{rules}\n\nAnswer:\n{answer}\n\n"
+    "Task: {task}\nAnswer: {answer}\n\n"
+    "Rewrite the answer so that it follows these rules, keeping its facts:\n{rules}\n\n"
     "Reply with FINAL: followed by the rewritten answer."
 )
 REVIEW_REQUEST = (
-    "Check this answer against these rules.\n\nRules:\n{rules}\n\nAnswer:\n{answer}\n\n"
-    "If the answer follows every rule, reply with OK only. Otherwise reply with FINAL: "
-    "followed by the answer rewritten to follow the rules."
+    "Task: {task}\nAnswer: {answer}\n\n"
+    "Does the answer follow these rules?\n{rules}\n\n"
+    "If it does, reply with OK only. Otherwise reply with FINAL: followed by the answer "
+    "rewritten to follow them, keeping its facts."
 )
 REVIEW_PASSED = "OK"
 ANSWER_BLOCKED = "I can't give that answer: it would break rule {rule_id}: {content}"

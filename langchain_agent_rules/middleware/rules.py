@@ -180,7 +180,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesMiddlewareState, Any, Any]):
         def call(messages: Messages) -> BaseMessage:
             return reply_of(handler(revision_request(request, messages)))
 
-        enforced = enforce_answer(self._enforcement(rules, reply.text), call)
+        enforced = enforce_answer(self._enforcement(request, rules, reply.text), call)
         checked = with_answer(response, reply, enforced.text)
         return _with_events(request, rules, checked, enforced.events)
 
@@ -199,14 +199,18 @@ class AgentRulesMiddleware(AgentMiddleware[RulesMiddlewareState, Any, Any]):
         async def call(messages: Messages) -> BaseMessage:
             return reply_of(await handler(revision_request(request, messages)))
 
-        enforced = await aenforce_answer(self._enforcement(rules, reply.text), call)
+        enforced = await aenforce_answer(self._enforcement(request, rules, reply.text), call)
         checked = with_answer(response, reply, enforced.text)
         return _with_events(request, rules, checked, enforced.events)
 
-    def _enforcement(self, rules: RulesPrompt, answer: str) -> Enforcement:
+    def _enforcement(
+        self, request: ModelRequest[Any], rules: RulesPrompt, answer: str
+    ) -> Enforcement:
+        task = next((m.text for m in reversed(request.messages) if m.type == "human"), "")
         return answer_enforcement(
             rules.rules,
             answer,
+            task=task,
             max_revisions=self.options.max_revisions,
             review=self.options.review,
         )

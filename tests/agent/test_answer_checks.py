@@ -85,10 +85,10 @@ def lookup(key: str) -> str:
     return f"value of {key}"
 
 
-def revision_request(rules: str, answer: str) -> str:
+def revision_request(task: str, answer: str, rules: str) -> str:
     return (
-        "Rewrite this answer so that it follows these rules. Keep its facts and keep it "
-        f"short.\n\nRules:\n{rules}\n\nAnswer:\n{answer}\n\n"
+        f"Task: {task}\nAnswer: {answer}\n\n"
+        f"Rewrite the answer so that it follows these rules, keeping its facts:\n{rules}\n\n"
         "Reply with FINAL: followed by the rewritten answer."
     )
 
@@ -131,8 +131,9 @@ def test_a_missing_requirement_gets_one_focused_revision_without_tools(mode: str
     assert revision.tools == []
     assert [type(m) for m in revision.messages] == [HumanMessage]
     assert revision.messages[0].text == revision_request(
-        "- Write money amounts with two decimals and EUR, for example 12.50 EUR.",
+        "Price of the teapot?",
         "The teapot costs 45.0",
+        "- Write money amounts with two decimals and EUR, for example 12.50 EUR.",
     )
     assert [(e["rule_id"], e["status"]) for e in result["rule_events"]] == [
         ("amounts_in_eur", "revised"),
@@ -347,10 +348,10 @@ def test_review_asks_the_model_about_the_rules_without_a_check(mode: str) -> Non
     review = model.calls[1]
     assert review.tools == []
     assert review.messages[0].text == (
-        "Check this answer against these rules.\n\nRules:\n- Thank the user at the end of "
-        "every answer.\n\nAnswer:\nThe answer is 42.\n\nIf the answer follows every rule, "
-        "reply with OK only. Otherwise reply with FINAL: followed by the answer rewritten to "
-        "follow the rules."
+        "Task: x\nAnswer: The answer is 42.\n\nDoes the answer follow these rules?\n"
+        "- Thank the user at the end of every answer.\n\nIf it does, reply with OK only. "
+        "Otherwise reply with FINAL: followed by the answer rewritten to follow them, keeping "
+        "its facts."
     )
     assert result["rule_events"] == [
         {

@@ -139,10 +139,11 @@ async def test_a_missing_requirement_is_revised_by_one_call_without_tools(mode: 
     revision = model.calls[1]
     assert revision.tools == []
     assert [type(m) for m in revision.messages] == [HumanMessage]
-    assert revision.messages[0].text.startswith(
-        "Rewrite this answer so that it follows these rules."
+    assert revision.messages[0].text == (
+        "Task: Go\nAnswer: It costs 45.\n\nRewrite the answer so that it follows these "
+        "rules, keeping its facts:\n- Write money amounts with EUR.\n\n"
+        "Reply with FINAL: followed by the rewritten answer."
     )
-    assert "- Write money amounts with EUR.\n\nAnswer:\nIt costs 45." in revision.messages[0].text
     assert [e["status"] for e in result["rule_events"]] == ["revised", "passed"]
 
 
@@ -166,7 +167,7 @@ async def test_review_checks_the_rules_without_a_check(mode: str) -> None:
 
     assert result["messages"][-1].content == "Here it is. Thank you!"
     assert result["rule_events"][0]["status"] == "revised"
-    assert model.calls[1].messages[0].text.startswith("Check this answer against these rules.")
+    assert model.calls[1].messages[0].text.startswith("Task: Go\nAnswer: Here it is.\n\n")
 
 
 @pytest.mark.parametrize("mode", MODES)
