@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,7 +18,6 @@ from langchain_agent_rules.rules.model import Rule
 
 __all__ = [
     "STATUS_STYLES",
-    "check_text",
     "print_answer",
     "print_step",
     "rule_changes",
@@ -32,6 +32,8 @@ _ARGS_WIDTH = 70
 _OBSERVATION_WIDTH = 60
 # A longer id folds, so the content column keeps room at 80 columns.
 _RULE_WIDTH = 24
+# C0 and C1 control characters but newline: a rules file must not drive the terminal.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def shorten(text: str, width: int) -> str:
@@ -102,10 +104,10 @@ def rules_table(rules: Sequence[Rule]) -> Table:
     table.add_column("type\ntarget", no_wrap=True)
     table.add_column("content", overflow="fold")
     for rule in rules:
-        where = Text(f"{scope_text(rule.project_id)}, priority {rule.priority}", style="dim")
-        content = Text(rule.content)
+        where = Text(f"{_scope_text(rule.project_id)}, priority {rule.priority}", style="dim")
+        content = Text(_printable(rule.content))
         if rule.check is not None:
-            content.append(f"\ncheck: {check_text(rule.check)}", style="dim")
+            content.append(f"\ncheck: {_printable(_check_text(rule.check))}", style="dim")
         table.add_row(
             Text("\n").join([Text(rule.id), where]),
             f"{rule.type.name}\n{rule.target.name}",
@@ -114,12 +116,17 @@ def rules_table(rules: Sequence[Rule]) -> Table:
     return table
 
 
-def scope_text(project_id: int | None) -> str:
+def _printable(text: str) -> str:
+    r"""``text`` with each control character but newline shown as its escape (``\x1b``)."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def _scope_text(project_id: int | None) -> str:
     """``global`` or ``project N``."""
     return "global" if project_id is None else f"project {project_id}"
 
 
-def check_text(check: RuleCheck | None) -> str:
+def _check_text(check: RuleCheck | None) -> str:
     """A check on one line: its keys as given, then what a failure does; ``none`` without one."""
     if check is None:
         return "none"
@@ -129,10 +136,10 @@ def check_text(check: RuleCheck | None) -> str:
 
 def rule_summary(rule: Rule) -> str:
     """The rule's id, then its type, target, scope, priority and check in brackets."""
-    parts = [rule.type.name, rule.target.name, scope_text(rule.project_id)]
+    parts = [rule.type.name, rule.target.name, _scope_text(rule.project_id)]
     parts.append(f"priority {rule.priority}")
     if rule.check is not None:
-        parts.append(f"check {check_text(rule.check)}")
+        parts.append(f"check {_check_text(rule.check)}")
     return f"{rule.id} ({', '.join(parts)})"
 
 
@@ -141,10 +148,10 @@ def rule_changes(before: Rule, after: Rule) -> list[str]:
     shown: dict[str, Callable[[Rule], str]] = {
         "type": lambda rule: rule.type.name,
         "target": lambda rule: rule.target.name,
-        "content": lambda rule: json.dumps(rule.content, ensure_ascii=False),
+        "content": lambda rule: _printable(json.dumps(rule.content, ensure_ascii=False)),
         "priority": lambda rule: str(rule.priority),
-        "scope": lambda rule: scope_text(rule.project_id),
-        "check": lambda rule: check_text(rule.check),
+        "scope": lambda rule: _scope_text(rule.project_id),
+        "check": lambda rule: _check_text(rule.check),
     }
     changes = []
     for field, show in shown.items():

@@ -152,3 +152,18 @@ def test_at_80_columns_a_64_character_id_and_long_content_are_printed_whole(
     assert max(len(line.rstrip()) for line in out.splitlines()) <= 80
     assert "".join(column(out, "rule", "type")).startswith("r" * 64 + "project 3, priority 0")
     assert content in content_column(out)
+
+
+def test_control_characters_in_a_rule_are_shown_escaped_never_sent_to_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    store = JsonFileRuleStore(tmp_path / "rules.json")
+    content = "Clear the screen \x1b[2J then \x9b2J and ring \x07 here."
+    store.create(Rule(id="hostile", type="guideline", target="output", content=content))
+
+    code, out, _ = run_main(capsys, "rules", "list", "--store", str(store.path))
+
+    assert code == 0
+    assert not any(character in out for character in "\x1b\x9b\x07")
+    assert "Clear the screen \\x1b[2J then \\x9b2J and ring \\x07 here." in out
