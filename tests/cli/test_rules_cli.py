@@ -247,3 +247,23 @@ def test_the_cli_refuses_a_rule_over_a_limit_or_beyond_64_bits(
     code, _, err = run_main(capsys, *ADD, *option, "--store", str(store))
     assert (code, err.strip()) == (1, message)
     assert not store.exists()
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from langchain_agent_rules import __version__
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"agent-rules {__version__}"
+
+
+def test_an_unknown_command_is_one_error_line_and_exit_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["rulez"])
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("agent-rules: error: argument COMMAND: invalid choice: 'rulez'")
