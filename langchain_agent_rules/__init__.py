@@ -25,6 +25,17 @@ from langchain_agent_rules.errors import (
 )
 from langchain_agent_rules.models.local import ChatLocalLlama
 from langchain_agent_rules.models.resolve import resolve_chat_model
+from langchain_agent_rules.rules.check import RuleCheck
+from langchain_agent_rules.rules.engine import (
+    AnswerVerdict,
+    CheckFailure,
+    Redaction,
+    RuleEvent,
+    ToolVerdict,
+    check_answer,
+    check_tool_call,
+    redact_observation,
+)
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.langgraph_store import (
     DEFAULT_RULE_NAMESPACE,
@@ -70,8 +81,10 @@ __all__ = [
     "AgentRuleToolConfig",
     "AgentRulesError",
     "AgentState",
+    "AnswerVerdict",
     "ApprovalHandler",
     "ChatLocalLlama",
+    "CheckFailure",
     "DuplicateRuleError",
     "EffectiveRules",
     "FileReadTool",
@@ -83,7 +96,10 @@ __all__ = [
     "LangGraphRuleStore",
     "ModelUnavailableError",
     "PublicRule",
+    "Redaction",
     "Rule",
+    "RuleCheck",
+    "RuleEvent",
     "RuleNotFoundError",
     "RuleReader",
     "RuleStore",
@@ -98,11 +114,15 @@ __all__ = [
     "StopReason",
     "ToolConfigurationError",
     "ToolExecutionError",
+    "ToolVerdict",
     "TraceStep",
     "__version__",
     "aeffective_rules_payload",
+    "check_answer",
+    "check_tool_call",
     "create_rules_agent",
     "effective_rules_payload",
     "open_rule_store",
+    "redact_observation",
     "resolve_chat_model",
 ]

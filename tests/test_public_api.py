@@ -8,6 +8,15 @@ import sys
 import langchain_agent_rules
 
 EXPECTED_EXPORTS = {
+    "AnswerVerdict",
+    "CheckFailure",
+    "Redaction",
+    "RuleCheck",
+    "RuleEvent",
+    "ToolVerdict",
+    "check_answer",
+    "check_tool_call",
+    "redact_observation",
     "DEFAULT_DENY",
     "DEFAULT_RULE_NAMESPACE",
     "AgentConfigurationError",

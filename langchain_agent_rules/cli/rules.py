@@ -2,7 +2,8 @@
 
 Every subcommand takes ``--store SPEC`` (a JSON rules file or a database URL; default
 ``rules.json``; opened by `open_rule_store`) and ``--json`` (print JSON
-records instead of a table).
+records instead of a table). ``add`` and ``update`` take ``--check JSON``, the rule's
+check (``'{"forbid": "email"}'``; ``null`` removes it on update).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from langchain_agent_rules.errors import RuleValidationError
@@ -26,6 +28,13 @@ __all__ = ["register"]
 DEFAULT_STORE = "rules.json"
 _TYPES = ", ".join(m.name for m in RuleType)
 _TARGETS = ", ".join(m.name for m in RuleTarget)
+CHECK_HELP = (
+    'the check enforced in code, as JSON: {"forbid": "email"}, {"require": "regex:EUR"}, '
+    '{"language": "fr"}, {"max_chars": 500} or {"tool": "sql_query"}'
+)
+CHECK_NOT_JSON_TEMPLATE = (
+    'invalid --check: not JSON ({problem}); give a JSON object such as \'{{"forbid": "email"}}\''
+)
 
 
 def register(subparsers: Any) -> None:
@@ -64,6 +73,7 @@ def register(subparsers: Any) -> None:
     add.add_argument("--content", required=True, help="the instruction, 10 characters or more")
     add.add_argument("--priority", type=int, default=0, help="higher comes first (default 0)")
     add.add_argument("--project", type=_project_id, metavar="N", help="omit for a global rule")
+    add.add_argument("--check", metavar="JSON", help=CHECK_HELP)
     add.set_defaults(handler=_add)
 
     update = actions.add_parser("update", parents=[common], help="change a rule")
@@ -72,6 +82,7 @@ def register(subparsers: Any) -> None:
     update.add_argument("--target", help=f"one of {_TARGETS}")
     update.add_argument("--content", help="the instruction, 10 characters or more")
     update.add_argument("--priority", type=int, help="higher comes first")
+    update.add_argument("--check", metavar="JSON", help=CHECK_HELP + "; null removes it")
     scope = update.add_mutually_exclusive_group()
     scope.add_argument("--project", type=_project_id, metavar="N", help="move to project N")
     scope.add_argument("--global", dest="make_global", action="store_true", help="make global")
@@ -104,6 +115,17 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_of(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RuleValidationError(CHECK_NOT_JSON_TEMPLATE.format(problem=error.msg)) from None
+    except (ValueError, RecursionError):
+        raise RuleValidationError(
+            CHECK_NOT_JSON_TEMPLATE.format(problem="too deep or too large")
+        ) from None
+
+
 def _add(args: argparse.Namespace) -> int:
     rule = Rule(
         id=args.id,
@@ -112,6 +134,7 @@ def _add(args: argparse.Namespace) -> int:
         content=args.content,
         priority=args.priority,
         project_id=args.project,
+        check=None if args.check is None else _check_of(args.check),
     )
     _print([open_rule_store(args.store).create(rule)], args.json)
     return 0
@@ -125,10 +148,12 @@ def _update(args: argparse.Namespace) -> int:
     }
     if args.project is not None or args.make_global:
         changes["project_id"] = args.project
+    if args.check is not None:
+        changes["check"] = _check_of(args.check)
     if not changes:
         raise RuleValidationError(
             "nothing to update; give any of --type, --target, --content, --priority, "
-            "--project N or --global"
+            "--check, --project N or --global"
         )
     store = open_rule_store(args.store)
     _print([store.update(store.get(args.id).with_changes(**changes))], args.json)
@@ -153,9 +178,22 @@ def _print(rules: Sequence[Rule], as_json: bool, *, many: bool = False) -> None:
     for column in ("id", "type", "target", "prio", "scope"):
         table.add_column(column, no_wrap=True)
     table.add_column("content", overflow="fold", ratio=1)
+    with_checks = any(rule.check is not None for rule in rules)
+    if with_checks:
+        table.add_column("check", overflow="fold", ratio=1)
     for rule in rules:
         project = "global" if rule.project_id is None else str(rule.project_id)
-        table.add_row(
-            rule.id, rule.type.name, rule.target.name, str(rule.priority), project, rule.content
-        )
+        row = [rule.id, rule.type.name, rule.target.name, str(rule.priority), project]
+        row.append(escape(rule.content))
+        if with_checks:
+            row.append(escape(_check_text(rule)))
+        table.add_row(*row)
     console.print(table)
+
+
+def _check_text(rule: Rule) -> str:
+    """The check in one line: its keys as given, then what a failure does."""
+    if rule.check is None:
+        return ""
+    given = json.dumps(rule.check.to_record(), ensure_ascii=False, separators=(",", ":"))
+    return f"{given} → {rule.check.action}"

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import importlib.util
 import json
 import os
 import threading
@@ -74,6 +75,7 @@ from pydantic import Field, model_validator
 
 from langchain_agent_rules.agent.text_protocol import render_tools_prompt, to_text_messages
 from langchain_agent_rules.errors import ModelUnavailableError
+from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
 from langchain_agent_rules.models._tool_grammar import tool_call_grammar
@@ -114,7 +116,7 @@ class ChatLocalLlama(BaseChatModel):
 
     @model_validator(mode="after")
     def _resolve_model_file(self) -> ChatLocalLlama:
-        _import_llama_cpp()
+        _check_llama_cpp_installed()
         if self.model_path is None:
             self.model_path = str(embedded_model_path())
         elif not Path(self.model_path).is_file():
@@ -307,7 +309,7 @@ def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> LlamaRunn
     key = (os.path.realpath(path), n_ctx, n_threads, seed)
     with _LOADING_LOCK:
         if key not in _LOADED:
-            llama_cpp = _import_llama_cpp()
+            llama_cpp = _import_llama_cpp(path, n_threads)
             try:
                 llama = llama_cpp.Llama(
                     model_path=path,
@@ -328,14 +330,20 @@ def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> LlamaRunn
         return _LOADED[key]
 
 
-def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError:
+def _check_llama_cpp_installed() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
         raise ModelUnavailableError(
             f"the local model needs llama-cpp-python; install it with {LOCAL_EXTRA_HINT}, "
             "or use an Ollama model (--model ollama:<name>)"
-        ) from None
+        )
+
+
+def _import_llama_cpp(model_path: str, n_threads: int) -> Any:
+    """Import llama.cpp once a child process has shown that this build runs here."""
+    _check_llama_cpp_installed()
+    ensure_llama_cpp_runs(model_path, n_threads)
+    import llama_cpp
+
     return llama_cpp
 
 

@@ -5,6 +5,9 @@ A record is what a rules file holds per entry::
     {"id": "rule_1", "type": "requirement", "projectId": null, "target": "agent",
      "content": "...", "priority": 0, "createdAt": "2026-02-16T14:59:00+00:00",
      "updatedAt": "2026-02-16T14:59:00+00:00", "metadata": null}
+
+A rule with a check gets one more key, ``"check"``, after ``metadata``; a rule without one
+is written exactly as adachsoft writes it, so a file without checks stays in its format.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ _FIELD_OF_KEY = {
     "createdAt": "created_at",
     "updatedAt": "updated_at",
     "metadata": "metadata",
+    "check": "check",
 }
 RECORD_KEYS = tuple(_FIELD_OF_KEY)
 
@@ -35,7 +39,7 @@ def _timestamp(value: datetime | None) -> str | None:
 
 def rule_to_record(rule: Rule) -> dict[str, Any]:
     """The camelCase record of ``rule``, with lower-case type/target and ISO 8601 timestamps."""
-    return {
+    record = {
         "id": rule.id,
         "type": rule.type.value,
         "projectId": rule.project_id,
@@ -46,6 +50,9 @@ def rule_to_record(rule: Rule) -> dict[str, Any]:
         "updatedAt": _timestamp(rule.updated_at),
         "metadata": rule.metadata,
     }
+    if rule.check is not None:
+        record["check"] = rule.check.to_record()
+    return record
 
 
 def rule_from_record(record: object) -> Rule:

@@ -6,6 +6,9 @@ their read-modify-write under an exclusive cross-process lock on ``<file>.lock``
 concurrent processes lose no update and a writer killed at any moment leaves either the
 old or the new file. Reads check the file's identity (mtime, size, inode) and parse it
 again only when it changed, so other processes' writes are seen without a restart.
+
+A rule with a check is written with one more key, ``"check"``; a file whose rules have
+no check stays byte for byte in the adachsoft format.
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -29,6 +32,7 @@ from langchain_agent_rules.errors import (
     RuleValidationError,
 )
 from langchain_agent_rules.rules._records import rule_from_record, rule_to_record
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
 from langchain_agent_rules.rules.model import Rule, utc_now
 
 __all__ = ["JsonFileRuleStore"]
@@ -79,7 +83,9 @@ class JsonFileRuleStore:
     A missing file is an empty store; the first write creates it (and its folder).
     Corrupt JSON, a top level that is not an array, an invalid entry or a duplicate id
     raise `RuleStoreError` naming the file and the entry, and a store that cannot read
-    its file never writes it.
+    its file never writes it. ``limits`` (an `AgentRuleToolConfig` or its keys; the
+    defaults when omitted) are checked on every write: a rule that alone breaks one
+    raises `RuleValidationError` and the file is left as it was.
 
     Example:
         .. code-block:: python
@@ -90,8 +96,14 @@ class JsonFileRuleStore:
             store.get_all_by_project(7)  # global rules plus project 7's
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        limits: AgentRuleToolConfig | Mapping[str, Any] | None = None,
+    ) -> None:
         self._path = Path(path)
+        self._limits = limits_config(limits)
         self._lock = FileLock(
             f"{self._path}.lock",
             timeout=_LOCK_TIMEOUT_SECONDS,
@@ -120,6 +132,7 @@ class JsonFileRuleStore:
 
     def create(self, rule: Rule) -> Rule:
         """Store a new rule; raise `DuplicateRuleError` if its id exists."""
+        check_rule_limits(rule, self._limits)
 
         def change(snapshot: _Snapshot) -> tuple[list[Rule], list[str], Rule]:
             if rule.id in snapshot.positions:
@@ -132,6 +145,7 @@ class JsonFileRuleStore:
 
     def update(self, rule: Rule) -> Rule:
         """Replace the rule with the same id, keeping ``created_at``."""
+        check_rule_limits(rule, self._limits)
 
         def change(snapshot: _Snapshot) -> tuple[list[Rule], list[str], Rule]:
             position = self._position(snapshot, rule.id)
@@ -263,6 +277,10 @@ class JsonFileRuleStore:
                 f"{self._path}: corrupt JSON at line {error.lineno} column {error.colno}: "
                 f"{error.msg}"
             ) from None
+        except ValueError as error:  # an integer literal too long to convert
+            raise RuleStoreError(f"{self._path}: unreadable JSON: {error}") from None
+        except RecursionError:
+            raise RuleStoreError(f"{self._path}: JSON nested too deeply to read") from None
         if not isinstance(entries, list):
             raise RuleStoreError(
                 f"{self._path}: the top level must be a JSON array of rules, "
@@ -273,6 +291,7 @@ class JsonFileRuleStore:
             try:
                 rules.append(rule_from_record(entry))
             except RuleValidationError as error:
-                name = f" (id {entry['id']!r})" if isinstance(entry, dict) and "id" in entry else ""
+                shown = entry.get("id") if isinstance(entry, dict) else None
+                name = f" (id {shown!r})" if isinstance(shown, str) and len(shown) <= 64 else ""
                 raise RuleStoreError(f"{self._path}: entry {index}{name}: {error}") from None
         return rules

@@ -19,7 +19,8 @@ a worker thread instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -32,7 +33,8 @@ from langchain_agent_rules.errors import (
     RuleValidationError,
 )
 from langchain_agent_rules.rules._records import rule_from_record, rule_to_record
-from langchain_agent_rules.rules.model import Rule, utc_now
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
+from langchain_agent_rules.rules.model import Rule, is_valid_rule_id, shown_id, utc_now
 
 __all__ = ["DEFAULT_RULE_NAMESPACE", "LangGraphRuleStore"]
 
@@ -57,11 +59,20 @@ class LangGraphRuleStore:
             rules.create(Rule(id="be_brief", type="guideline", target="output",
                               content="Keep answers under five sentences."))
             await rules.aget_all_by_project(7)
+
+    ``limits`` (an `AgentRuleToolConfig` or its keys; the defaults when omitted) are
+    checked on every write: a rule that alone breaks one raises `RuleValidationError`
+    before the store is touched.
     """
 
     def __init__(
-        self, store: BaseStore, namespace: tuple[str, ...] = DEFAULT_RULE_NAMESPACE
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...] = DEFAULT_RULE_NAMESPACE,
+        *,
+        limits: AgentRuleToolConfig | Mapping[str, Any] | None = None,
     ) -> None:
+        self._limits = limits_config(limits)
         if not isinstance(store, BaseStore):
             raise RuleStoreError(
                 f"LangGraphRuleStore needs a langgraph BaseStore, got {type(store).__name__}"
@@ -82,18 +93,22 @@ class LangGraphRuleStore:
     def get_all_by_project(self, project_id: int | None) -> list[Rule]:
         """Return the global rules plus, when ``project_id`` is set, that project's rules."""
         items: list[Item] = []
-        while True:
-            page = self._store.search(self._namespace, limit=_PAGE_SIZE, offset=len(items))
-            items.extend(page)
-            if len(page) < _PAGE_SIZE:
-                return self._effective(items, project_id)
+        with self._reading():
+            while True:
+                page = self._store.search(self._namespace, limit=_PAGE_SIZE, offset=len(items))
+                items.extend(page)
+                if len(page) < _PAGE_SIZE:
+                    return self._effective(items, project_id)
 
     def get(self, rule_id: str) -> Rule:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
-        return self._found(rule_id, self._store.get(self._namespace, rule_id))
+        _known_shape(rule_id)
+        with self._reading():
+            return self._found(rule_id, self._store.get(self._namespace, rule_id))
 
     def create(self, rule: Rule) -> Rule:
         """Store a new rule; raise `DuplicateRuleError` if its id exists."""
+        check_rule_limits(rule, self._limits)
         if self._store.get(self._namespace, rule.id) is not None:
             raise DuplicateRuleError(f"a rule with id {rule.id!r} already exists")
         stored = _stamp_new(rule)
@@ -102,6 +117,7 @@ class LangGraphRuleStore:
 
     def update(self, rule: Rule) -> Rule:
         """Replace the rule with the same id, keeping ``created_at``."""
+        check_rule_limits(rule, self._limits)
         current = self.get(rule.id)
         stored = rule.with_changes(created_at=current.created_at, updated_at=utc_now())
         self._store.put(self._namespace, rule.id, rule_to_record(stored), index=False)
@@ -120,26 +136,30 @@ class LangGraphRuleStore:
 
         async def run() -> list[Rule]:
             items: list[Item] = []
-            while True:
-                page = await self._store.asearch(
-                    self._namespace, limit=_PAGE_SIZE, offset=len(items)
-                )
-                items.extend(page)
-                if len(page) < _PAGE_SIZE:
-                    return self._effective(items, project_id)
+            with self._reading():
+                while True:
+                    page = await self._store.asearch(
+                        self._namespace, limit=_PAGE_SIZE, offset=len(items)
+                    )
+                    items.extend(page)
+                    if len(page) < _PAGE_SIZE:
+                        return self._effective(items, project_id)
 
         return await _async_or_thread(run, lambda: self.get_all_by_project(project_id))
 
     async def aget(self, rule_id: str) -> Rule:
         """Async `get`."""
+        _known_shape(rule_id)
 
         async def run() -> Rule:
-            return self._found(rule_id, await self._store.aget(self._namespace, rule_id))
+            with self._reading():
+                return self._found(rule_id, await self._store.aget(self._namespace, rule_id))
 
         return await _async_or_thread(run, lambda: self.get(rule_id))
 
     async def acreate(self, rule: Rule) -> Rule:
         """Async `create`."""
+        check_rule_limits(rule, self._limits)
 
         async def run() -> Rule:
             if await self._store.aget(self._namespace, rule.id) is not None:
@@ -152,6 +172,7 @@ class LangGraphRuleStore:
 
     async def aupdate(self, rule: Rule) -> Rule:
         """Async `update`."""
+        check_rule_limits(rule, self._limits)
 
         async def run() -> Rule:
             current = self._found(rule.id, await self._store.aget(self._namespace, rule.id))
@@ -163,6 +184,7 @@ class LangGraphRuleStore:
 
     async def adelete(self, rule_id: str) -> Rule:
         """Async `delete`."""
+        _known_shape(rule_id)
 
         async def run() -> Rule:
             removed = self._found(rule_id, await self._store.aget(self._namespace, rule_id))
@@ -172,6 +194,15 @@ class LangGraphRuleStore:
         return await _async_or_thread(run, lambda: self.delete(rule_id))
 
     # -- helpers ----------------------------------------------------------------------
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except RecursionError:
+            raise RuleStoreError(
+                f"a value in namespace {self._namespace!r} is nested too deeply to read"
+            ) from None
 
     def _found(self, rule_id: str, item: Item | None) -> Rule:
         if item is None:
@@ -200,6 +231,12 @@ class LangGraphRuleStore:
         rules = [rule for _, rule in parsed.values()]
         rules.sort(key=_order)
         return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
+
+
+def _known_shape(rule_id: object) -> None:
+    # No rule has a malformed id; the backend never sees one (a lone surrogate breaks drivers).
+    if not is_valid_rule_id(rule_id):
+        raise RuleNotFoundError(f"no rule with id {shown_id(rule_id)}")
 
 
 def _order(rule: Rule) -> tuple[datetime, str]:

@@ -3,17 +3,27 @@
 `AgentRuleToolConfig` holds the limits; `effective_rules_payload` reads a project's
 effective rules, orders them by priority and enforces every limit, so the tool's JSON
 and the agent's system prompt are bounded by the same figures.
+
+Stores refuse, when a rule is written, a rule that alone breaks a limit
+(`check_rule_limits`: its content over ``max_rule_content_bytes``, or its own entry
+too large for ``max_payload_bytes``). How many rules a project has, and their total
+size, depend on the other rules and on who else writes; `effective_rules_payload`
+enforces those when the rules are read.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from langchain_agent_rules.errors import ToolConfigurationError, ToolExecutionError
+from langchain_agent_rules.errors import (
+    RuleValidationError,
+    ToolConfigurationError,
+    ToolExecutionError,
+)
 from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.rules.store import RuleReader
 
@@ -21,11 +31,21 @@ __all__ = [
     "AgentRuleToolConfig",
     "EffectiveRules",
     "PublicRule",
+    "check_rule_limits",
     "compact_json",
     "effective_rules_payload",
+    "limits_config",
     "public_rule",
     "utf8_len",
 ]
+
+CONTENT_LIMIT_TEMPLATE = (
+    "rule {rule_id!r} has {size} bytes of content; the limit is max_rule_content_bytes={limit}"
+)
+RULE_PAYLOAD_LIMIT_TEMPLATE = (
+    "rule {rule_id!r} alone makes a rules payload of {size} bytes; "
+    "the limit is max_payload_bytes={limit}"
+)
 
 
 class AgentRuleToolConfig(BaseModel):
@@ -72,13 +92,14 @@ class AgentRuleToolConfig(BaseModel):
 
 
 class PublicRule(TypedDict):
-    """A rule as a model sees it: no metadata, timestamps or project id."""
+    """A rule as a model sees it: no metadata, timestamps or project id; its check if any."""
 
     id: str
     type: str
     target: str
     content: str
     priority: int
+    check: NotRequired[dict[str, Any]]
 
 
 class EffectiveRules(TypedDict):
@@ -101,23 +122,64 @@ def compact_json(value: object) -> str:
 
 def public_rule(rule: Rule) -> PublicRule:
     """The model-facing view of ``rule``, with enum names (``"REQUIREMENT"``)."""
-    return {
+    shown: PublicRule = {
         "id": rule.id,
         "type": rule.type.name,
         "target": rule.target.name,
         "content": rule.content,
         "priority": rule.priority,
     }
+    if rule.check is not None:
+        shown["check"] = rule.check.to_record()
+    return shown
+
+
+def _content_problem(rule: Rule, config: AgentRuleToolConfig) -> str | None:
+    size = utf8_len(rule.content)
+    if size <= config.max_rule_content_bytes:
+        return None
+    return CONTENT_LIMIT_TEMPLATE.format(
+        rule_id=rule.id, size=size, limit=config.max_rule_content_bytes
+    )
 
 
 def check_content_size(rule: Rule, config: AgentRuleToolConfig) -> None:
     """Raise `ToolExecutionError` when ``rule.content`` exceeds the byte limit."""
-    size = utf8_len(rule.content)
-    if size > config.max_rule_content_bytes:
-        raise ToolExecutionError(
-            f"rule {rule.id!r} has {size} bytes of content; "
-            f"the limit is max_rule_content_bytes={config.max_rule_content_bytes}"
+    problem = _content_problem(rule, config)
+    if problem is not None:
+        raise ToolExecutionError(problem)
+
+
+def check_rule_limits(rule: Rule, config: AgentRuleToolConfig) -> None:
+    """Raise `RuleValidationError` naming the limit when ``rule`` alone breaks one.
+
+    What stores call before they write: the content must fit ``max_rule_content_bytes``
+    and a payload holding only this rule must fit ``max_payload_bytes``.
+    """
+    problem = _content_problem(rule, config)
+    if problem is not None:
+        raise RuleValidationError(problem)
+    alone: EffectiveRules = {
+        "project_id": rule.project_id,
+        "count": 1,
+        "rules": [public_rule(rule)],
+    }
+    size = utf8_len(compact_json(alone))
+    if size > config.max_payload_bytes:
+        raise RuleValidationError(
+            RULE_PAYLOAD_LIMIT_TEMPLATE.format(
+                rule_id=rule.id, size=size, limit=config.max_payload_bytes
+            )
         )
+
+
+def limits_config(limits: AgentRuleToolConfig | Mapping[str, Any] | None) -> AgentRuleToolConfig:
+    """Limits from a config, a plain mapping of its keys, or None for the defaults."""
+    if limits is None:
+        return AgentRuleToolConfig()
+    if isinstance(limits, AgentRuleToolConfig):
+        return limits
+    return AgentRuleToolConfig.from_mapping(limits)
 
 
 def effective_rules_payload(

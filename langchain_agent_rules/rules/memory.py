@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from langchain_agent_rules.errors import DuplicateRuleError, RuleNotFoundError
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
 from langchain_agent_rules.rules.model import Rule, utc_now
 
 __all__ = ["InMemoryRuleStore"]
@@ -14,6 +16,9 @@ __all__ = ["InMemoryRuleStore"]
 class InMemoryRuleStore:
     """A thread-safe rule store kept in memory, in insertion order.
 
+    ``limits`` (an `AgentRuleToolConfig` or its keys; the defaults when omitted) are
+    checked on every write: a rule that alone breaks one raises `RuleValidationError`.
+
     Example:
         .. code-block:: python
 
@@ -21,9 +26,15 @@ class InMemoryRuleStore:
             store.get_all_by_project(7)  # global rules plus project 7's
     """
 
-    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        *,
+        limits: AgentRuleToolConfig | Mapping[str, Any] | None = None,
+    ) -> None:
         self._rules: dict[str, Rule] = {}
         self._lock = threading.Lock()
+        self._limits = limits_config(limits)
         for rule in rules:
             self.create(rule)
 
@@ -42,6 +53,7 @@ class InMemoryRuleStore:
 
     def create(self, rule: Rule) -> Rule:
         """Store a new rule; raise `DuplicateRuleError` if its id exists."""
+        check_rule_limits(rule, self._limits)
         with self._lock:
             if rule.id in self._rules:
                 raise DuplicateRuleError(f"a rule with id {rule.id!r} already exists")
@@ -52,6 +64,7 @@ class InMemoryRuleStore:
 
     def update(self, rule: Rule) -> Rule:
         """Replace the rule with the same id, keeping ``created_at``."""
+        check_rule_limits(rule, self._limits)
         with self._lock:
             current = self._rules.get(rule.id)
             if current is None:

@@ -1,24 +1,52 @@
 """The rule model: `Rule`, `RuleType` and `RuleTarget`.
 
 Compatible with the adachsoft/agent-rule-contract: enum names are upper case, values
-lower case, and ids are 3 to 64 characters of ``a-z``, ``0-9`` and ``_``.
+lower case, and ids are 3 to 64 characters of ``a-z``, ``0-9`` and ``_``. A rule may
+carry a `RuleCheck` that the agent enforces in code.
+
+Whatever a rules file, a database or a model hands in, a rule holds only what every
+store can write: integers within 64 bits, text without lone surrogates, and metadata
+that is plain JSON nested at most `MAX_METADATA_DEPTH` levels.
 """
 
 from __future__ import annotations
 
 import re
+import reprlib
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from langchain_agent_rules.errors import RuleValidationError
+from langchain_agent_rules.rules.check import UNICODE_ALLOWED, RuleCheck, refuse_surrogates
 
-__all__ = ["RULE_ID_PATTERN", "Rule", "RuleTarget", "RuleType"]
+__all__ = ["MAX_METADATA_DEPTH", "RULE_ID_PATTERN", "Rule", "RuleTarget", "RuleType"]
 
 RULE_ID_PATTERN = r"^[a-z0-9_]{3,64}$"
 _RULE_ID = re.compile(RULE_ID_PATTERN)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_METADATA_DEPTH = 32
+
+METADATA_DEPTH_TEMPLATE = (
+    "metadata is nested more than {limit} levels deep; allowed: a JSON object nested at most "
+    "{limit} levels"
+)
+METADATA_VALUE_TEMPLATE = (
+    "metadata holds {what}; allowed: JSON values (objects with string keys, arrays, strings, "
+    "finite numbers, integers within 64 bits, true, false, null)"
+)
+CHECK_TARGET_TEMPLATE = "a {condition} check needs target {needed}, got {target}"
 
 
 class _NamedStrEnum(StrEnum):
@@ -61,7 +89,23 @@ _ALLOWED = {
     "created_at": "a timezone-aware datetime",
     "updated_at": "a timezone-aware datetime",
     "metadata": "null or a JSON object",
+    "check": "null or a JSON object with one of forbid, require, language, max_chars, tool",
 }
+_CHECK_ALLOWED = {
+    "forbid": "email, phone, phone:<REGION>, credit_card, iban, ipv4, ipv6, secret or "
+    "regex:<pattern>",
+    "require": "regex:<pattern>",
+    "when": "regex:<pattern>, with require",
+    "language": "an ISO 639-1 code such as fr",
+    "max_chars": "a positive integer within 64 bits",
+    "tool": "a tool name or *",
+    "args": "regex:<pattern>, with tool",
+    "on_fail": "redact, revise or block for answers; deny or approve for tool calls",
+    "scope": "answer or answer_and_observations",
+}
+_INT64 = "an integer within 64 bits"
+_ALLOWED["priority"] = f"{_INT64} (higher comes first)"
+_ALLOWED["project_id"] = "null (a global rule) or a positive integer within 64 bits"
 
 
 class Rule(BaseModel):
@@ -87,19 +131,45 @@ class Rule(BaseModel):
     type: RuleType
     target: RuleTarget
     content: str = Field(min_length=10)
-    priority: StrictInt = 0
-    project_id: StrictInt | None = Field(default=None, gt=0)
+    priority: StrictInt = Field(default=0, ge=INT64_MIN, le=INT64_MAX)
+    project_id: StrictInt | None = Field(default=None, gt=0, le=INT64_MAX)
     created_at: AwareDatetime | None = None
     updated_at: AwareDatetime | None = None
     metadata: dict[str, Any] | None = Field(
         default=None, description="Free-form JSON object; never shown to a model."
     )
+    check: RuleCheck | None = Field(
+        default=None, description="What the agent enforces in code; None: prompt only."
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
-        except ValidationError as error:
+        except (ValidationError, RecursionError) as error:
+            if isinstance(error, RecursionError):
+                raise RuleValidationError("invalid rule: a value is nested too deeply") from None
             raise RuleValidationError(describe_validation_error(error, "rule")) from None
+
+    @field_validator("metadata")
+    @classmethod
+    def _plain_json(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            _check_metadata(value)
+        return value
+
+    @model_validator(mode="after")
+    def _check_fits_target(self) -> Rule:
+        check = self.check
+        if check is None:
+            return self
+        needed = RuleTarget.OUTPUT if check.is_answer_check else RuleTarget.TOOL
+        if self.target is not needed:
+            raise ValueError(
+                CHECK_TARGET_TEMPLATE.format(
+                    condition=check.condition, needed=needed.name, target=self.target.name
+                )
+            )
+        return self
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rule:
@@ -110,7 +180,7 @@ class Rule(BaseModel):
 
     def with_changes(self, **changes: Any) -> Rule:
         """Return a validated copy of this rule with ``changes`` applied."""
-        return Rule(**{**self.model_dump(), **changes})
+        return Rule(**{**dict(self), **changes})
 
     @property
     def is_global(self) -> bool:
@@ -123,16 +193,67 @@ def is_valid_rule_id(rule_id: object) -> bool:
     return isinstance(rule_id, str) and _RULE_ID.fullmatch(rule_id) is not None
 
 
+def _check_metadata(metadata: dict[str, Any]) -> None:
+    """Walk ``metadata`` without recursion: plain JSON, 64-bit ints, bounded depth."""
+    pending: list[tuple[object, int]] = [(metadata, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            if depth > MAX_METADATA_DEPTH:
+                raise ValueError(METADATA_DEPTH_TEMPLATE.format(limit=MAX_METADATA_DEPTH))
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise ValueError(
+                        METADATA_VALUE_TEMPLATE.format(what="a key that is not a string")
+                    )
+                refuse_surrogates("metadata", key)
+                pending.append((item, depth + 1))
+        elif isinstance(value, list):
+            if depth > MAX_METADATA_DEPTH:
+                raise ValueError(METADATA_DEPTH_TEMPLATE.format(limit=MAX_METADATA_DEPTH))
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            refuse_surrogates("metadata", value)
+        elif isinstance(value, bool) or value is None:
+            continue
+        elif isinstance(value, int):
+            if not INT64_MIN <= value <= INT64_MAX:
+                raise ValueError(METADATA_VALUE_TEMPLATE.format(what="an integer beyond 64 bits"))
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(METADATA_VALUE_TEMPLATE.format(what="a number that is not finite"))
+        else:
+            raise ValueError(METADATA_VALUE_TEMPLATE.format(what=f"a {type(value).__name__}"))
+
+
+def shown_id(rule_id: object) -> str:
+    """``rule_id`` for an error message: its repr, cut short when it is long."""
+    return _short_repr(rule_id)
+
+
 def describe_validation_error(error: ValidationError, subject: str) -> str:
     """Turn a pydantic error into one line naming each bad field and what it allows."""
     problems = []
     for item in error.errors():
-        field = ".".join(str(part) for part in item["loc"]) or subject
-        allowed = _ALLOWED.get(str(item["loc"][0])) if item["loc"] else None
+        location = [str(part) for part in item["loc"]]
+        if subject == "check":
+            location = ["check", *location]
+        field = ".".join(location) or subject
+        if location[:1] == ["check"] and len(location) > 1:
+            names, allowed = _CHECK_ALLOWED, _CHECK_ALLOWED.get(location[1])
+        else:
+            names, allowed = _ALLOWED, _ALLOWED.get(location[0]) if location else None
         if item["type"] == "extra_forbidden":
-            detail = f"unknown field {field!r}; allowed fields: " + ", ".join(_ALLOWED)
+            detail = f"unknown field {field!r}; allowed fields: " + ", ".join(names)
         elif item["type"] == "missing":
             detail = f"{field} is required" + (f": {allowed}" if allowed else "")
+        elif item["type"] == "value_error":
+            error_object = item.get("ctx", {}).get("error")
+            message = str(error_object or item["msg"])
+            nested = isinstance(error_object, RuleValidationError) or field == subject
+            detail = message if nested else f"invalid {field}: {message}"
+        elif item["type"] == "string_unicode":
+            detail = f"invalid {field}: {UNICODE_ALLOWED}"
         else:
             shown = _short_repr(item.get("input"))
             detail = f"invalid {field} {shown}: " + (allowed or item["msg"])
@@ -140,8 +261,12 @@ def describe_validation_error(error: ValidationError, subject: str) -> str:
     return f"invalid {subject}: " + "; ".join(problems)
 
 
+_REPR = reprlib.Repr()  # bounded depth and width: safe on deeply nested or huge input
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 2, 60, 60, 40
+
+
 def _short_repr(value: object) -> str:
-    text = repr(value)
+    text = _REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -9,7 +9,9 @@ atomic (``BaseStore`` has no create-if-absent).
 
 It runs on any database SQLAlchemy speaks; PostgreSQL (through psycopg 3, the
 ``postgres`` extra) and SQLite are tested. The table ``agent_rules`` is created on first
-use. To keep several rule sets in one database, pass an engine with a
+use, and a table made by an older version is brought up to date on first use: it gains
+the ``check`` column (JSON, JSONB on PostgreSQL) and, on PostgreSQL, 64-bit ``priority``
+and ``project_id``. To keep several rule sets in one database, pass an engine with a
 ``schema_translate_map`` or a PostgreSQL ``search_path``.
 """
 
@@ -17,18 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Column,
     ColumnElement,
     Connection,
     DateTime,
     Engine,
-    Integer,
     MetaData,
     RowMapping,
     String,
@@ -40,6 +42,7 @@ from sqlalchemy import (
     inspect,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -52,7 +55,8 @@ from langchain_agent_rules.errors import (
     RuleStoreError,
     RuleValidationError,
 )
-from langchain_agent_rules.rules.model import Rule, utc_now
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
+from langchain_agent_rules.rules.model import Rule, is_valid_rule_id, shown_id, utc_now
 
 __all__ = ["RULES_TABLE_NAME", "SqlRuleStore", "sqlalchemy_url"]
 
@@ -69,14 +73,14 @@ _rules = Table(
     Column("type", String(16), nullable=False),
     Column("target", String(16), nullable=False),
     Column("content", Text, nullable=False),
-    Column("priority", Integer, nullable=False),
-    Column("project_id", Integer, nullable=True, index=True),
+    Column("priority", BigInteger, nullable=False),
+    Column("project_id", BigInteger, nullable=True, index=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
-    Column(
-        "metadata", JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
-    ),
+    Column("metadata", _JSON_OBJECT),
+    Column("check", _JSON_OBJECT),
 )
+_WIDE_COLUMNS = ("priority", "project_id")
 _ORDER = (_rules.c.created_at, _rules.c.id)
 
 
@@ -108,9 +112,19 @@ class SqlRuleStore:
             rules.create(Rule(id="be_brief", type="guideline", target="output",
                               content="Keep answers under five sentences."))
             rules.get_all_by_project(7)
+
+    ``limits`` (an `AgentRuleToolConfig` or its keys; the defaults when omitted) are
+    checked on every write: a rule that alone breaks one raises `RuleValidationError`
+    before the database is touched.
     """
 
-    def __init__(self, engine_or_url: Engine | str) -> None:
+    def __init__(
+        self,
+        engine_or_url: Engine | str,
+        *,
+        limits: AgentRuleToolConfig | Mapping[str, Any] | None = None,
+    ) -> None:
+        self._limits = limits_config(limits)
         if isinstance(engine_or_url, Engine):
             self._engine = engine_or_url
         elif isinstance(engine_or_url, str):
@@ -151,6 +165,7 @@ class SqlRuleStore:
 
     def get(self, rule_id: str) -> Rule:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
+        _known_shape(rule_id)
 
         def read() -> Rule:
             with self._reading() as connection:
@@ -161,6 +176,7 @@ class SqlRuleStore:
 
     def create(self, rule: Rule) -> Rule:
         """Store a new rule; raise `DuplicateRuleError` if its id exists (in any process)."""
+        check_rule_limits(rule, self._limits)
         now = utc_now()
         stored = rule.with_changes(created_at=rule.created_at or now, updated_at=now)
 
@@ -176,6 +192,7 @@ class SqlRuleStore:
 
     def update(self, rule: Rule) -> Rule:
         """Replace the rule with the same id, keeping ``created_at``."""
+        check_rule_limits(rule, self._limits)
         changes = _row_of(rule.with_changes(updated_at=utc_now()))
         del changes["id"], changes["created_at"]
         statement = (
@@ -190,6 +207,7 @@ class SqlRuleStore:
 
     def delete(self, rule_id: str) -> Rule:
         """Remove the rule with ``rule_id`` and return it."""
+        _known_shape(rule_id)
         statement = delete(_rules).where(_rules.c.id == rule_id).returning(*_rules.c)
 
         def write() -> Rule:
@@ -232,6 +250,11 @@ class SqlRuleStore:
                 f"cannot {action} in {self._engine.url!r}: {type(error).__name__}: "
                 f"{_first_line(error)}"
             ) from error
+        except RecursionError:
+            raise RuleStoreError(
+                f"cannot {action} in {self._engine.url!r}: a stored JSON value is nested "
+                "too deeply to read"
+            ) from None
 
     def _reading(self) -> Connection:
         # A read is one statement, consistent on its own: autocommit saves the BEGIN and
@@ -252,7 +275,47 @@ class SqlRuleStore:
                     schema = connection.schema_for_object(_rules)
                     if not inspect(connection).has_table(RULES_TABLE_NAME, schema=schema):
                         raise
+            self._migrate()
             self._table_ready = True
+
+    def _migrate(self) -> None:
+        """Bring a table made by an older version up to date (the check column, BIGINTs)."""
+        statements = self._migration()
+        if not statements:
+            return
+        try:
+            with self._engine.begin() as connection:
+                for statement in statements:
+                    connection.execute(text(statement))
+        except SQLAlchemyError:
+            # Another process may have migrated the table at the same moment.
+            if self._migration():
+                raise
+
+    def _migration(self) -> list[str]:
+        """The statements that would bring the table up to date; none when it is."""
+        with self._engine.connect() as connection:
+            schema = connection.schema_for_object(_rules)
+            dialect = connection.dialect
+            columns = {
+                column["name"]: column
+                for column in inspect(connection).get_columns(RULES_TABLE_NAME, schema=schema)
+            }
+        quote = dialect.identifier_preparer.quote
+        table = quote(RULES_TABLE_NAME)
+        if schema is not None:
+            table = f"{dialect.identifier_preparer.quote_schema(schema)}.{table}"
+        statements = []
+        if "check" not in columns:
+            kind = _rules.c.check.type.compile(dialect=dialect)
+            statements.append(f"ALTER TABLE {table} ADD COLUMN {quote('check')} {kind}")
+        narrow = [
+            name for name in _WIDE_COLUMNS if not isinstance(columns[name]["type"], BigInteger)
+        ]
+        if narrow and dialect.name == "postgresql":
+            widen = ", ".join(f"ALTER COLUMN {quote(name)} TYPE BIGINT" for name in narrow)
+            statements.append(f"ALTER TABLE {table} {widen}")
+        return statements
 
 
 def _row_of(rule: Rule) -> dict[str, Any]:
@@ -266,7 +329,14 @@ def _row_of(rule: Rule) -> dict[str, Any]:
         "created_at": _utc(rule.created_at),
         "updated_at": _utc(rule.updated_at),
         "metadata": rule.metadata,
+        "check": None if rule.check is None else rule.check.to_record(),
     }
+
+
+def _known_shape(rule_id: object) -> None:
+    # No rule has a malformed id; the database never sees one (a lone surrogate breaks drivers).
+    if not is_valid_rule_id(rule_id):
+        raise RuleNotFoundError(f"no rule with id {shown_id(rule_id)}")
 
 
 def _utc(value: datetime | None) -> datetime | None:

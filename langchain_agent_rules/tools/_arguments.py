@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import reprlib
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from langchain_agent_rules.errors import InvalidToolCallError
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 
 _Model = TypeVar("_Model", bound=BaseModel)
+_BOUNDED = reprlib.Repr()
+_BOUNDED.maxlevel, _BOUNDED.maxstring, _BOUNDED.maxother, _BOUNDED.maxlong = 2, 60, 60, 40
 
 NOT_AN_OBJECT_TEMPLATE = "{tool} takes a JSON object of arguments, got {kind}"
 INVALID_ARGUMENTS_TEMPLATE = "invalid {tool} arguments: {problems}"
@@ -74,10 +76,17 @@ def _describe(error: ValidationError, allowed: Mapping[str, str]) -> str:
         if item["type"] == "missing":
             problems.append(f"{path} is required: {allowed.get(path, item['msg'])}")
         else:
-            shown = json.dumps(item.get("input"), ensure_ascii=False, default=repr)
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            shown = _shown(item.get("input"))
             problems.append(f"invalid {path} {shown}: {allowed.get(path, item['msg'])}")
     return "; ".join(dict.fromkeys(problems))
+
+
+def _shown(value: object) -> str:
+    try:
+        shown = json.dumps(value, ensure_ascii=False, default=repr)
+    except (RecursionError, ValueError):  # deeply nested, or an int too long to print
+        shown = _BOUNDED.repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 async def call_async_or_thread(target: object, method: str, *args: Any) -> Any:
@@ -86,12 +95,3 @@ async def call_async_or_thread(target: object, method: str, *args: Any) -> Any:
     if callable(twin):
         return await twin(*args)
     return await asyncio.to_thread(getattr(target, method), *args)
-
-
-def tool_config(config: AgentRuleToolConfig | Mapping[str, Any] | None) -> AgentRuleToolConfig:
-    """A tool's limits from a config, a plain mapping of its keys, or the defaults."""
-    if config is None:
-        return AgentRuleToolConfig()
-    if isinstance(config, AgentRuleToolConfig):
-        return config
-    return AgentRuleToolConfig.from_mapping(config)

@@ -20,13 +20,13 @@ from langchain_agent_rules.rules.limits import (
     EffectiveRules,
     compact_json,
     effective_rules_payload,
+    limits_config,
 )
 from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.rules.store import RuleReader
 from langchain_agent_rules.tools._arguments import (
     call_async_or_thread,
     parse_arguments,
-    tool_config,
     tool_json_schema,
 )
 
@@ -131,7 +131,7 @@ class AgentRuleTool(BaseTool):
                 f"AgentRuleTool needs a rule reader (get_all_by_project, get), "
                 f"got {type(reader).__name__}"
             )
-        super().__init__(reader=reader, config=tool_config(config), **kwargs)
+        super().__init__(reader=reader, config=limits_config(config), **kwargs)
 
     def _run(self, *args: Any, **kwargs: Any) -> tuple[str, EffectiveRules]:
         project_id = self._project_id(args, kwargs)

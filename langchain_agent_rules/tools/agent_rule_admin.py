@@ -1,12 +1,14 @@
-"""The `agent_rule_admin` tool: create, update and delete rules, within the content limit.
+"""The `agent_rule_admin` tool: create, update and delete rules, within the size limits.
 
 Like `agent_rule`, its content is compact JSON and its artifact the same payload as a
-dict (``response_format="content_and_artifact"``).
+dict (``response_format="content_and_artifact"``). A rule may carry a check
+(``rule.check``), validated like every other field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal, TypedDict
 
 from langchain_core.tools import BaseTool
@@ -16,12 +18,14 @@ from langchain_agent_rules.errors import (
     InvalidToolCallError,
     RuleValidationError,
     ToolConfigurationError,
+    ToolExecutionError,
 )
 from langchain_agent_rules.rules.limits import (
     AgentRuleToolConfig,
     PublicRule,
-    check_content_size,
+    check_rule_limits,
     compact_json,
+    limits_config,
     public_rule,
 )
 from langchain_agent_rules.rules.model import RULE_ID_PATTERN, Rule, RuleTarget, RuleType
@@ -29,7 +33,6 @@ from langchain_agent_rules.rules.store import RuleStore
 from langchain_agent_rules.tools._arguments import (
     call_async_or_thread,
     parse_arguments,
-    tool_config,
     tool_json_schema,
 )
 
@@ -47,15 +50,22 @@ AGENT_RULE_ADMIN_TOOL_DESCRIPTION = (
     "Creates, updates or deletes one agent rule in the injected rule store. "
     "create needs rule.id, rule.type, rule.target and rule.content (rule.priority defaults "
     "to 0; project_id null or absent makes a global rule). update needs rule.id and any of "
-    "type, target, content, priority; a project_id key moves the rule to that project, its "
-    "absence keeps the scope. delete needs rule.id only."
+    "type, target, content, priority, check; a project_id key moves the rule to that project, "
+    "its absence keeps the scope. delete needs rule.id only. rule.check (optional) is enforced "
+    'in code, for example {"forbid": "email"}; null removes it.'
 )
 AGENT_RULE_ADMIN_TOOL_TAGS = ("agent:rules", "rules", "agent:admin")
 
 MISSING_FIELDS_TEMPLATE = "invalid agent_rule_admin arguments: {action} needs rule.{fields}"
 NOTHING_TO_UPDATE = (
     "invalid agent_rule_admin arguments: update needs at least one of rule.type, "
-    "rule.target, rule.content, rule.priority or a project_id key"
+    "rule.target, rule.content, rule.priority, rule.check or a project_id key"
+)
+CHECK_DESCRIPTION = (
+    "A check enforced in code: exactly one of forbid (email, phone, credit_card, iban, ipv4, "
+    "ipv6, secret or regex:<pattern>), require (regex:<pattern>, with an optional when), "
+    "language (an ISO 639-1 code), max_chars (an integer) or tool (a tool name or *, with an "
+    "optional args regex); optional on_fail and scope. null: no check."
 )
 DELETE_EXTRA_TEMPLATE = (
     "invalid agent_rule_admin arguments: delete takes rule.id only, got {fields}"
@@ -73,8 +83,9 @@ _ALLOWED = {
     "rule.target": f"one of {_TARGETS} (or the lower-case value)",
     "rule.content": "a string of at least 10 characters",
     "rule.priority": "an integer (higher comes first)",
+    "rule.check": "null or a JSON object with one of forbid, require, language, max_chars, tool",
 }
-_CHANGEABLE = ("type", "target", "content", "priority")
+_CHANGEABLE = ("type", "target", "content", "priority", "check")
 
 
 class AgentRuleAdminRuleArgument(BaseModel):
@@ -87,6 +98,7 @@ class AgentRuleAdminRuleArgument(BaseModel):
     target: RuleTarget | None = Field(default=None, description=f"One of {_TARGETS}.")
     content: StrictStr | None = Field(default=None, description="The instruction text.")
     priority: StrictInt | None = Field(default=None, description="Higher comes first.")
+    check: dict[str, Any] | None = Field(default=None, description=CHECK_DESCRIPTION)
 
 
 class AgentRuleAdminArguments(BaseModel):
@@ -132,9 +144,10 @@ class AgentRuleAdminTool(BaseTool):
                 "content": "Always answer in French."}})
 
     The writer must also read (a `RuleStore`): ``update`` starts from the stored rule.
-    Invalid input raises `InvalidToolCallError`, content over ``max_rule_content_bytes``
-    raises `ToolExecutionError`; in both cases nothing is written. Errors of the store
-    (an unknown id, a duplicate id) propagate unchanged.
+    Invalid input (a bad check included) raises `InvalidToolCallError`; a rule over a
+    limit (``max_rule_content_bytes``, ``max_payload_bytes``, this tool's or the store's)
+    raises `ToolExecutionError`; in both cases nothing is written. Other errors of the
+    store (an unknown id, a duplicate id) propagate unchanged.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -158,32 +171,35 @@ class AgentRuleAdminTool(BaseTool):
                 "AgentRuleAdminTool needs a rule store (get_all_by_project, get, create, "
                 f"update, delete), got {type(writer).__name__}"
             )
-        super().__init__(writer=writer, config=tool_config(config), **kwargs)
+        super().__init__(writer=writer, config=limits_config(config), **kwargs)
 
     def _run(self, *args: Any, **kwargs: Any) -> tuple[str, AgentRuleAdminResult]:
         arguments = self._arguments(args, kwargs)
         rule_id = arguments.rule.id
-        if arguments.action == "create":
-            stored = self.writer.create(_new_rule(arguments, self.config))
-        elif arguments.action == "update":
-            current = self.writer.get(rule_id)
-            stored = self.writer.update(_changed_rule(current, arguments, self.config))
-        else:
-            stored = self.writer.delete(rule_id)
+        with _store_limits_as_tool_errors():
+            if arguments.action == "create":
+                stored = self.writer.create(_new_rule(arguments, self.config))
+            elif arguments.action == "update":
+                current = self.writer.get(rule_id)
+                stored = self.writer.update(_changed_rule(current, arguments, self.config))
+            else:
+                stored = self.writer.delete(rule_id)
         return _result(arguments.action, stored)
 
     async def _arun(self, *args: Any, **kwargs: Any) -> tuple[str, AgentRuleAdminResult]:
         arguments = self._arguments(args, kwargs)
         rule_id = arguments.rule.id
         writer = self.writer
-        if arguments.action == "create":
-            stored = await call_async_or_thread(writer, "create", _new_rule(arguments, self.config))
-        elif arguments.action == "update":
-            current = await call_async_or_thread(writer, "get", rule_id)
-            changed = _changed_rule(current, arguments, self.config)
-            stored = await call_async_or_thread(writer, "update", changed)
-        else:
-            stored = await call_async_or_thread(writer, "delete", rule_id)
+        with _store_limits_as_tool_errors():
+            if arguments.action == "create":
+                created = _new_rule(arguments, self.config)
+                stored = await call_async_or_thread(writer, "create", created)
+            elif arguments.action == "update":
+                current = await call_async_or_thread(writer, "get", rule_id)
+                changed = _changed_rule(current, arguments, self.config)
+                stored = await call_async_or_thread(writer, "update", changed)
+            else:
+                stored = await call_async_or_thread(writer, "delete", rule_id)
         return _result(arguments.action, stored)
 
     def _arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AgentRuleAdminArguments:
@@ -195,7 +211,7 @@ class AgentRuleAdminTool(BaseTool):
 def _check_shape(arguments: AgentRuleAdminArguments) -> None:
     """Check what each action needs, beyond the types the schema checks."""
     given = arguments.rule.model_fields_set - {"id"}
-    for field in sorted(given):
+    for field in sorted(given - {"check"}):  # a null check means "no check"
         if getattr(arguments.rule, field) is None:
             raise InvalidToolCallError(NULL_FIELD_TEMPLATE.format(field=field))
     if arguments.action == "create":
@@ -225,9 +241,10 @@ def _new_rule(arguments: AgentRuleAdminArguments, config: AgentRuleToolConfig) -
             content=given.content,
             priority=given.priority if given.priority is not None else 0,
             project_id=arguments.project_id,
+            check=given.check,
         )
     )
-    check_content_size(rule, config)
+    _check_limits(rule, config)
     return rule
 
 
@@ -241,9 +258,25 @@ def _changed_rule(
     if "project_id" in arguments.model_fields_set:
         changes["project_id"] = arguments.project_id
     rule = _validated(lambda: current.with_changes(**changes))
-    if "content" in changes:
-        check_content_size(rule, config)
+    _check_limits(rule, config)
     return rule
+
+
+def _check_limits(rule: Rule, config: AgentRuleToolConfig) -> None:
+    try:
+        check_rule_limits(rule, config)
+    except RuleValidationError as error:
+        raise ToolExecutionError(str(error)) from None
+
+
+@contextmanager
+def _store_limits_as_tool_errors() -> Iterator[None]:
+    # A store refuses a rule over its own limits with RuleValidationError; the model
+    # reads it as the limit error it is.
+    try:
+        yield
+    except RuleValidationError as error:
+        raise ToolExecutionError(str(error)) from None
 
 
 def _validated(build: Callable[[], Rule]) -> Rule:

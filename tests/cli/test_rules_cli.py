@@ -165,3 +165,91 @@ def test_add_refuses_a_duplicate_id(tmp_path: Path, capsys: pytest.CaptureFixtur
     run_main(capsys, *ADD, "--store", store)
     code, _, err = run_main(capsys, *ADD, "--store", store)
     assert code == 1 and "already exists" in err
+
+
+CHECKED_ADD = [
+    "rules", "add", "--id", "no_email", "--type", "prohibition", "--target", "output",
+    "--content", "Never reveal e-mail addresses.", "--check", '{"forbid": "email"}',
+]  # fmt: skip
+
+
+def test_add_and_update_take_a_check_and_list_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    store = str(tmp_path / "rules.json")
+    code, out, _ = run_main(capsys, *CHECKED_ADD, "--store", store, "--json")
+    assert code == 0 and json.loads(out)["check"] == {"forbid": "email"}
+    run_main(capsys, *ADD, "--store", store)
+
+    code, out, _ = run_main(capsys, "rules", "list", "--store", store)
+    assert code == 0
+    assert '{"forbid":"email"} → redact' in out
+    assert "check" in out.splitlines()[1]
+
+    changed = '{"forbid": "email", "on_fail": "block"}'
+    code, out, _ = run_main(
+        capsys, "rules", "update", "no_email", "--store", store, "--check", changed, "--json"
+    )
+    assert json.loads(out)["check"] == {"forbid": "email", "on_fail": "block"}
+    code, out, _ = run_main(
+        capsys, "rules", "update", "no_email", "--store", store, "--check", "null", "--json"
+    )
+    assert "check" not in json.loads(out)
+    code, out, _ = run_main(capsys, "rules", "list", "--store", store)
+    assert "check" not in out and "→" not in out
+
+
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        (
+            '{"forbid": "email"',
+            "agent-rules: error: invalid --check: not JSON (Expecting ',' delimiter); give a "
+            'JSON object such as \'{"forbid": "email"}\'',
+        ),
+        (
+            "[" * 100_000,
+            "agent-rules: error: invalid --check: not JSON (too deep or too large); give a "
+            'JSON object such as \'{"forbid": "email"}\'',
+        ),
+        (
+            '{"forbid": "mail"}',
+            "agent-rules: error: invalid rule: invalid check: unknown detector 'mail' in forbid; "
+            "allowed: email, phone, phone:<REGION>, credit_card, iban, ipv4, ipv6, secret or "
+            "regex:<pattern>",
+        ),
+    ],
+)
+def test_a_bad_check_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], check: str, message: str
+) -> None:
+    store = tmp_path / "rules.json"
+    add = [*CHECKED_ADD[:-1], check]
+    code, _, err = run_main(capsys, *add, "--store", str(store))
+    assert (code, err.strip()) == (1, message)
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (
+            ["--content", "x" * 501],
+            "agent-rules: error: rule 'answer_in_french' has 501 bytes of content; the limit is "
+            "max_rule_content_bytes=500",
+        ),
+        (
+            ["--priority", str(2**64)],
+            "agent-rules: error: invalid rule: invalid priority 18446744073709551616: an integer "
+            "within 64 bits (higher comes first)",
+        ),
+    ],
+)
+def test_the_cli_refuses_a_rule_over_a_limit_or_beyond_64_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
+) -> None:
+    store = tmp_path / "rules.json"
+    code, _, err = run_main(capsys, *ADD, *option, "--store", str(store))
+    assert (code, err.strip()) == (1, message)
+    assert not store.exists()

@@ -12,6 +12,8 @@ from langchain_agent_rules.demo import (
     demo_project_root,
     demo_rules_path,
 )
+from langchain_agent_rules.rules.check import RuleCheck
+from langchain_agent_rules.rules.engine import check_answer
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.tools.file_read import FileReadTool
 
@@ -55,3 +57,21 @@ def test_the_file_the_third_question_names_is_readable_by_file_read() -> None:
 
 def test_there_are_three_demo_questions() -> None:
     assert [q.project_id for q in DEMO_QUESTIONS] == [1, 1, None]
+
+
+def test_the_demo_rules_hold_in_code_emails_eur_and_french() -> None:
+    store = JsonFileRuleStore(demo_rules_path())
+    checks = {
+        rule.id: rule.check for rule in store.get_all_by_project(1) + store.get_all_by_project(2)
+    }
+    assert checks["no_email_addresses"] == RuleCheck(forbid="email")
+    assert checks["answer_in_french"] == RuleCheck(language="fr")
+    project_1 = store.get_all_by_project(1)
+    assert check_answer(project_1, "Alice's address is alice.martin@example.com.").text == (
+        "Alice's address is [redacted: email]."
+    )
+    assert check_answer(project_1, "The total is 329.0").status == "needs_revision"
+    assert check_answer(project_1, "The total is 626.25 EUR.").status == "passed"
+    project_2 = store.get_all_by_project(2)
+    assert check_answer(project_2, "We have 9 active customers.").status == "needs_revision"
+    assert check_answer(project_2, "Nous avons 9 clients actifs.").status == "passed"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
+from langchain_agent_rules.errors import RuleNotFoundError
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.model import Rule
 
@@ -81,3 +82,25 @@ async def test_the_async_twins_work_on_async_postgres_store(pg_search_path_url: 
 
     assert len(listed) == 12
     assert listed[5] == updated
+
+
+async def test_checks_and_64_bit_numbers_survive_the_postgres_store(
+    pg_search_path_url: str,
+) -> None:
+    checked = Rule(
+        id="no_email",
+        type="prohibition",
+        target="output",
+        content="Never reveal e-mail addresses.",
+        priority=2**62,
+        project_id=2**62,
+        check={"forbid": "email", "scope": "answer_and_observations"},
+    )
+    async with AsyncPostgresStore.from_conn_string(pg_search_path_url) as store:
+        await store.setup()
+        created = await LangGraphRuleStore(store).acreate(checked)
+        read = await LangGraphRuleStore(store).aget("no_email")
+        with pytest.raises(RuleNotFoundError):
+            await LangGraphRuleStore(store).aget("\ud800")
+
+    assert read == created and read.check == checked.check

@@ -8,7 +8,21 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    inspect,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 
 from langchain_agent_rules.errors import DuplicateRuleError, RuleNotFoundError, RuleStoreError
 from langchain_agent_rules.rules.model import Rule
@@ -214,3 +228,68 @@ def test_a_file_that_is_not_a_database_raises_rule_store_error(tmp_path: Path) -
 
     with pytest.raises(RuleStoreError, match=r"cannot read rules in .*broken\.db"):
         SqlRuleStore(f"sqlite:///{broken}").get_all_by_project(None)
+
+
+def _table_of_version_0_1() -> Table:
+    """The rules table exactly as version 0.1 created it: 32-bit integers, no check column."""
+    metadata = MetaData()
+    json_type = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+    return Table(
+        "agent_rules",
+        metadata,
+        Column("id", String(64), primary_key=True),
+        Column("type", String(16), nullable=False),
+        Column("target", String(16), nullable=False),
+        Column("content", Text, nullable=False),
+        Column("priority", Integer, nullable=False),
+        Column("project_id", Integer, nullable=True, index=True),
+        Column("created_at", DateTime(timezone=True), nullable=False),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        Column("metadata", json_type),
+    )
+
+
+def test_a_table_from_version_0_1_gains_the_check_column_and_keeps_its_rules(
+    database: Database,
+) -> None:
+    old = _table_of_version_0_1()
+    old.metadata.create_all(database.engine)
+    stamp = datetime(2026, 2, 16, 14, 59, tzinfo=UTC)
+    with database.engine.begin() as connection:
+        connection.execute(
+            old.insert().values(
+                id="old_rule", type="guideline", target="agent", content="Written by 0.1 code.",
+                priority=3, project_id=None, created_at=stamp, updated_at=stamp, metadata=None,
+            )
+        )  # fmt: skip
+
+    store = SqlRuleStore(database.engine)
+    assert store.get("old_rule").check is None
+    checked = store.create(
+        make_rule("no_email", check={"forbid": "email"}, priority=2**40, project_id=2**40)
+    )
+
+    assert SqlRuleStore(database.engine).get("no_email") == checked
+    assert [r.id for r in store.get_all_by_project(2**40)] == ["old_rule", "no_email"]
+    with database.engine.connect() as connection:
+        schema = connection.schema_for_object(old)
+        columns = {c["name"] for c in inspect(connection).get_columns("agent_rules", schema=schema)}
+    assert "check" in columns
+
+
+def test_two_stores_migrating_the_same_old_table_both_work(database: Database) -> None:
+    _table_of_version_0_1().metadata.create_all(database.engine)
+    first, second = SqlRuleStore(database.engine), SqlRuleStore(database.engine)
+    first.create(make_rule("from_first", check={"language": "fr"}))
+    second.create(make_rule("from_second", check={"max_chars": 10}))
+    assert {r.id for r in first.get_all_by_project(None)} == {"from_first", "from_second"}
+
+
+def test_ids_no_rule_can_have_never_reach_the_database(database: Database) -> None:
+    store = SqlRuleStore(database.engine)
+    for bad in ["\ud800bad", "x" * 10_000, "DROP TABLE"]:
+        with pytest.raises(RuleNotFoundError, match="no rule with id"):
+            store.get(bad)
+        with pytest.raises(RuleNotFoundError, match="no rule with id"):
+            store.delete(bad)
+    assert store.get_all_by_project(None) == []

@@ -51,15 +51,31 @@ def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
 STORE_KINDS = ["memory", "json_file", "langgraph_memory", "langgraph_sqlite", "sql_sqlite"]
 
 
-@pytest.fixture(params=STORE_KINDS)
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    kind = request.param
+def open_store(request: pytest.FixtureRequest, tmp_path: Path, kind: str, **options: Any) -> Any:
+    """A store of ``kind`` in ``tmp_path``; ``options`` go to its constructor (``limits=``)."""
     if kind == "memory":
-        return InMemoryRuleStore()
+        return InMemoryRuleStore(**options)
     if kind == "json_file":
-        return JsonFileRuleStore(tmp_path / "rules.json")
+        return JsonFileRuleStore(tmp_path / "rules.json", **options)
     if kind == "langgraph_memory":
-        return LangGraphRuleStore(InMemoryStore())
+        return LangGraphRuleStore(InMemoryStore(), **options)
     if kind == "sql_sqlite":
-        return SqlRuleStore(f"sqlite:///{tmp_path / 'rules.db'}")
-    return LangGraphRuleStore(request.getfixturevalue("sqlite_store"))
+        return SqlRuleStore(f"sqlite:///{tmp_path / 'rules.db'}", **options)
+    return LangGraphRuleStore(request.getfixturevalue("sqlite_store"), **options)
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def any_store(request: pytest.FixtureRequest, tmp_path: Path, store_kind: str) -> Any:
+    return open_store(request, tmp_path, store_kind)
+
+
+@pytest.fixture
+def store_with_limits(request: pytest.FixtureRequest, tmp_path: Path, store_kind: str) -> Any:
+    """A store of every kind with small limits: 40 bytes of content, 400 of payload."""
+    limits = {"max_rule_content_bytes": 40, "max_payload_bytes": 400}
+    return open_store(request, tmp_path, store_kind, limits=limits)

@@ -193,7 +193,11 @@ def test_multi_byte_content_at_the_byte_limit_passes_and_one_byte_more_fails() -
     config = AgentRuleToolConfig(max_rule_content_bytes=500)
     at_limit = AgentRuleTool(InMemoryRuleStore([rule("polish", content="ż" * 250)]), config)
     assert json.loads(at_limit.invoke({}))["rules"][0]["content"] == "ż" * 250
-    over = AgentRuleTool(InMemoryRuleStore([rule("polish", content="ż" * 250 + "a")]), config)
+    # Stored by a writer with a higher limit: the tool still names its own limit.
+    written = InMemoryRuleStore(
+        [rule("polish", content="ż" * 250 + "a")], limits={"max_rule_content_bytes": 501}
+    )
+    over = AgentRuleTool(written, config)
     with pytest.raises(ToolExecutionError) as caught:
         over.invoke({})
     assert str(caught.value) == (
@@ -260,3 +264,25 @@ def test_handle_tool_error_turns_a_refusal_into_an_observation() -> None:
     )
     assert message.status == "error"
     assert "invalid agent_rule arguments: invalid project_id 0" in message.content
+
+
+async def test_the_check_comes_with_the_rule_only_when_it_has_one() -> None:
+    checked = Rule(
+        id="no_email",
+        type="prohibition",
+        target="output",
+        content="Never reveal e-mail addresses.",
+        priority=9,
+        check={"forbid": "email", "scope": "answer_and_observations"},
+    )
+    tool = AgentRuleTool(InMemoryRuleStore([checked, rule("plain_rule")]))
+    for payload in (json.loads(tool.invoke({})), json.loads(await tool.ainvoke({}))):
+        assert payload["rules"][0] == {
+            "id": "no_email",
+            "type": "PROHIBITION",
+            "target": "OUTPUT",
+            "content": "Never reveal e-mail addresses.",
+            "priority": 9,
+            "check": {"forbid": "email", "scope": "answer_and_observations"},
+        }
+        assert "check" not in payload["rules"][1]

@@ -74,10 +74,18 @@ def test_model_facing_text_is_exact() -> None:
         "Creates, updates or deletes one agent rule in the injected rule store. "
         "create needs rule.id, rule.type, rule.target and rule.content (rule.priority defaults "
         "to 0; project_id null or absent makes a global rule). update needs rule.id and any of "
-        "type, target, content, priority; a project_id key moves the rule to that project, its "
-        "absence keeps the scope. delete needs rule.id only."
+        "type, target, content, priority, check; a project_id key moves the rule to that "
+        "project, its absence keeps the scope. delete needs rule.id only. rule.check "
+        '(optional) is enforced in code, for example {"forbid": "email"}; null removes it.'
     )
     assert tool.tags == ["agent:rules", "rules", "agent:admin"]
+    check_schema = tool.args_schema["$defs"]["AgentRuleAdminRuleArgument"]["properties"]["check"]
+    assert check_schema["description"] == (
+        "A check enforced in code: exactly one of forbid (email, phone, credit_card, iban, "
+        "ipv4, ipv6, secret or regex:<pattern>), require (regex:<pattern>, with an optional "
+        "when), language (an ISO 639-1 code), max_chars (an integer) or tool (a tool name or "
+        "*, with an optional args regex); optional on_fail and scope. null: no check."
+    )
 
 
 def test_create_stores_the_rule_and_returns_its_public_view() -> None:
@@ -264,3 +272,96 @@ def test_a_reader_only_store_is_refused_at_construction() -> None:
 def test_bad_configuration_raises_at_construction() -> None:
     with pytest.raises(ToolConfigurationError):
         AgentRuleAdminTool(InMemoryRuleStore(), {"max_rule_content_bytes": -1})
+
+
+# -- checks ---------------------------------------------------------------------------
+
+CHECKED = {
+    "action": "create",
+    "rule": {
+        "id": "no_email",
+        "type": "PROHIBITION",
+        "target": "OUTPUT",
+        "content": "Never reveal e-mail addresses.",
+        "check": {"forbid": "email"},
+    },
+}
+
+
+def test_create_accepts_a_check_and_returns_it_with_the_rule() -> None:
+    store = InMemoryRuleStore()
+    result = invoke(AgentRuleAdminTool(store), CHECKED)
+    assert result["rule"]["check"] == {"forbid": "email"}
+    stored = store.get("no_email")
+    assert stored.check is not None and stored.check.action == "redact"
+
+
+def test_update_changes_or_removes_the_check() -> None:
+    store = InMemoryRuleStore()
+    tool = AgentRuleAdminTool(store)
+    invoke(tool, CHECKED)
+    changed = invoke(
+        tool, {"action": "update", "rule": {"id": "no_email", "check": {"forbid": "phone"}}}
+    )
+    assert changed["rule"]["check"] == {"forbid": "phone"}
+    removed = invoke(tool, {"action": "update", "rule": {"id": "no_email", "check": None}})
+    assert "check" not in removed["rule"] and store.get("no_email").check is None
+
+
+@pytest.mark.parametrize(
+    ("check", "target", "message"),
+    [
+        (
+            {"forbid": "mail"},
+            "OUTPUT",
+            "invalid agent_rule_admin arguments: invalid rule: invalid check: unknown detector "
+            "'mail' in forbid; allowed: email, phone, phone:<REGION>, credit_card, iban, ipv4, "
+            "ipv6, secret or regex:<pattern>",
+        ),
+        (
+            {"tool": "sql_query"},
+            "OUTPUT",
+            "invalid agent_rule_admin arguments: invalid rule: a tool check needs target TOOL, "
+            "got OUTPUT",
+        ),
+    ],
+)
+def test_an_invalid_check_is_refused_before_anything_is_written(
+    check: dict[str, Any], target: str, message: str
+) -> None:
+    store = InMemoryRuleStore()
+    arguments = {**CHECKED, "rule": {**CHECKED["rule"], "check": check, "target": target}}
+    with pytest.raises(InvalidToolCallError) as caught:
+        AgentRuleAdminTool(store).invoke(arguments)
+    assert str(caught.value) == message
+    assert store.get_all_by_project(None) == []
+
+
+def test_a_check_that_makes_the_rule_too_large_breaks_the_payload_limit() -> None:
+    store = InMemoryRuleStore()
+    big = {"require": "regex:" + "(?:EUR)" * 200}
+    arguments = {**CHECKED, "rule": {**CHECKED["rule"], "check": big}}
+    with pytest.raises(ToolExecutionError, match=r"the limit is max_payload_bytes=1000$"):
+        AgentRuleAdminTool(store, {"max_payload_bytes": 1000}).invoke(arguments)
+    assert store.get_all_by_project(None) == []
+
+
+async def test_the_store_s_own_limit_reaches_the_model_as_a_tool_error() -> None:
+    store = InMemoryRuleStore(limits={"max_rule_content_bytes": 20})
+    tool = AgentRuleAdminTool(store, {"max_rule_content_bytes": 500})
+    with pytest.raises(ToolExecutionError) as caught:
+        await tool.ainvoke(CHECKED)
+    assert str(caught.value) == (
+        "rule 'no_email' has 30 bytes of content; the limit is max_rule_content_bytes=20"
+    )
+
+
+def test_deeply_nested_arguments_end_as_an_invalid_call() -> None:
+    # As deep as json.loads lets a model's arguments be (LangChain's BaseTool.run calls
+    # str() on the input, which no tool can guard against deeper than that).
+    nested: Any = "x"
+    for _ in range(900):
+        nested = [nested]
+    arguments = {**CHECKED, "rule": {**CHECKED["rule"], "content": nested}}
+    with pytest.raises(InvalidToolCallError, match=r"invalid rule\.content"):
+        AgentRuleAdminTool(InMemoryRuleStore()).invoke(arguments)
