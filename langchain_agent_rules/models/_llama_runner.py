@@ -78,6 +78,12 @@ class LlamaRunner:
         self._render = Jinja2ChatFormatter(template, eos, bos, add_generation_prompt=False)
         self._render_open = Jinja2ChatFormatter(template, eos, bos, add_generation_prompt=True)
 
+    def forget(self) -> None:
+        """Drop every saved prefix and the kept context: the next call evaluates afresh."""
+        with self.lock:
+            self.prefixes = PrefixCache(self.prefixes.max_bytes)
+            self._kept = []
+
     def segments(self, messages: Sequence[dict[str, str]]) -> list[tuple[int, ...]]:
         """The prompt's tokens, split after each message and before the generation prompt.
 
