@@ -13,6 +13,11 @@ may not hold raw control characters (JSON forbids them, so `parse_tool_reply` co
 read them), and the answer may not hold what `parse_tool_reply` would take for a tool
 call (a triple backtick, ``{`` or ``<``), so a wrong tool name is impossible by
 construction.
+
+The envelope around the arguments is written exactly as `render_tool_call_block` writes
+it, so once a reply has started, the text up to the arguments is often the only one
+possible (`ReplyGrammar.forced_after`): the sampler then appends it without asking the
+model, one batch instead of a decode step per token.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["tool_call_grammar"]
+__all__ = ["ReplyGrammar", "tool_call_grammar"]
+
+_ANSWER_START = "FINAL:"
+_BLOCK_START = "```tool\n"
 
 _ANSWER_RULES = r"""final-answer ::= "FINAL:" answer-piece* ("`" | "``")?
 answer-piece ::= answer-char | "`" answer-char | "``" answer-char
@@ -34,8 +43,25 @@ _CHAR_RULE = re.compile(r"^char ::= .*$", re.MULTILINE)
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 
-def tool_call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_answer: bool) -> str:
-    """The GBNF for a reply that calls one of ``tools`` or, when allowed, answers.
+@dataclass(frozen=True)
+class ReplyGrammar:
+    """A reply's grammar (GBNF text) and the starts of the replies it allows."""
+
+    gbnf: str
+    starts: tuple[str, ...]
+    """Each allowed reply shape's fixed start: ``FINAL:``, and for each tool its block up
+    to the opening brace of the arguments."""
+
+    def forced_after(self, text: str) -> str:
+        """The text that every allowed reply beginning with ``text`` continues with."""
+        rests = [start[len(text) :] for start in self.starts if start.startswith(text)]
+        if not rests:
+            return ""
+        return _common_prefix(rests)
+
+
+def tool_call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_answer: bool) -> ReplyGrammar:
+    """The grammar of a reply that calls one of ``tools`` or, when allowed, answers.
 
     ``tools`` are OpenAI function descriptions (``name`` and ``parameters``). With no
     tools the grammar allows only the answer.
@@ -52,20 +78,24 @@ def tool_call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_answer: bool)
     if allow_answer:
         lines.append(_ANSWER_RULES)
     if calls:
-        lines.append('tool-block ::= "```tool\\n" tool-call "\\n```"')
+        lines.append(f'tool-block ::= {_literal(_BLOCK_START)} tool-call "\\n```"')
         lines.append(f"tool-call ::= {' | '.join(f'tool-call-{i}' for i in range(len(calls)))}")
         lines += calls
         lines.append(_CHAR_RULE.sub(lambda _: _STRICT_CHAR, converter.format_grammar()))
-    return "\n".join(lines) + "\n"
+    starts = ([_ANSWER_START] if allow_answer else []) + [
+        f"{_BLOCK_START}{_envelope(tool['name'])}{{" for tool in tools
+    ]
+    return ReplyGrammar("\n".join(lines) + "\n", tuple(starts))
+
+
+def _envelope(tool_name: str) -> str:
+    """A call's JSON up to its arguments, as `render_tool_call_block` writes it."""
+    return f'{{"tool": {json.dumps(tool_name)}, "args": '
 
 
 def _call_rule(converter: Any, index: int, tool_name: str, parameters: Mapping[str, Any]) -> str:
     args_rule = _args_rule(converter, f"tool-{index}", parameters)
-    return (
-        f'tool-call-{index} ::= "{{" space "\\"tool\\"" space ":" space '
-        f'{_literal(json.dumps(tool_name))} "," space "\\"args\\"" space ":" space '
-        f'{args_rule} "}}" space'
-    )
+    return f'tool-call-{index} ::= {_literal(_envelope(tool_name))} {args_rule} "}}"'
 
 
 def _args_rule(converter: Any, name: str, parameters: Mapping[str, Any]) -> str:
@@ -90,6 +120,14 @@ def _converter() -> Any:
     return SchemaConverter(  # type: ignore[no-untyped-call]
         prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
     )
+
+
+def _common_prefix(texts: list[str]) -> str:
+    shortest = min(texts, key=len)
+    for index, char in enumerate(shortest):
+        if any(text[index] != char for text in texts):
+            return shortest[:index]
+    return shortest
 
 
 def _literal(text: str) -> str:

@@ -12,7 +12,9 @@ The evaluated state of a system message (prompt, rules and tools) is kept in RAM
 recently used first out, at most `PREFIX_CACHE_BYTES`) and restored for every
 conversation that starts with it; replies stay exactly those of a fresh evaluation (see
 ``_llama_runner``). ``usage_metadata`` gives the whole prompt as ``input_tokens`` and the
-prompt tokens not evaluated by this call as ``input_token_details["cache_read"]``.
+prompt tokens not evaluated by this call as ``input_token_details["cache_read"]``;
+``response_metadata["forced_tokens"]`` says how many of the ``output_tokens`` the grammar
+forced (appended without a decode step of their own).
 
 Replies to bound tools (`bind_tools`, or `bind_text_protocol` for the rules agent's text
 protocol) are constrained by a llama.cpp grammar to ``FINAL: <answer>`` or exactly one
@@ -78,7 +80,7 @@ from langchain_agent_rules.errors import ModelUnavailableError
 from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
-from langchain_agent_rules.models._tool_grammar import tool_call_grammar
+from langchain_agent_rules.models._tool_grammar import ReplyGrammar, tool_call_grammar
 from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT, embedded_model_path
 
 __all__ = ["PREFIX_CACHE_BYTES", "ChatLocalLlama", "default_thread_count"]
@@ -233,6 +235,7 @@ class ChatLocalLlama(BaseChatModel):
             response_metadata={
                 "model_name": Path(self._model_file()).name,
                 "finish_reason": usage.finish_reason,
+                "forced_tokens": usage.forced_tokens,
             },
             chunk_position="last",
         )
@@ -279,12 +282,12 @@ def _grammar_functions(
     )
 
 
-def _grammar(functions: list[dict[str, Any]], allow_answer: bool) -> str:
-    return _cached_grammar(json.dumps(functions, sort_keys=True), allow_answer)
+def _grammar(functions: list[dict[str, Any]], allow_answer: bool) -> ReplyGrammar:
+    return _cached_grammar(json.dumps(functions), allow_answer)
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_grammar(functions_json: str, allow_answer: bool) -> str:
+def _cached_grammar(functions_json: str, allow_answer: bool) -> ReplyGrammar:
     return tool_call_grammar(json.loads(functions_json), allow_answer=allow_answer)
 
 

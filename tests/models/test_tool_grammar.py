@@ -67,10 +67,14 @@ def accepts() -> Iterator[Accepts]:
     llama.close()
 
 
-def grammar(tools: list[dict[str, Any]] = TOOLS, *, allow_answer: bool = True) -> str:
+def reply_grammar(tools: list[dict[str, Any]] = TOOLS, *, allow_answer: bool = True) -> Any:
     from langchain_agent_rules.models._tool_grammar import tool_call_grammar
 
     return tool_call_grammar(tools, allow_answer=allow_answer)
+
+
+def grammar(tools: list[dict[str, Any]] = TOOLS, *, allow_answer: bool = True) -> str:
+    return str(reply_grammar(tools, allow_answer=allow_answer).gbnf)
 
 
 CALLS = [
@@ -103,6 +107,7 @@ def test_every_well_formed_call_is_accepted_and_parses_back(
         '```tool\n{"tool": "file_read", "args": {"path": "a", "offset": "8"}}\n```',  # a type
         '```tool\n{"tool": "sql_query", "args": {"sql": "SELECT\n1"}}\n```',  # raw newline
         '```tool\n{"args": {"sql": "SELECT 1"}, "tool": "sql_query"}\n```',  # keys reordered
+        '```tool\n{ "tool":"sql_query","args":{"sql": "SELECT 1"}}\n```',  # another envelope
         '```tool\n{"tool": "sql_query", "args": {"sql": "SELECT 1"}}\n```\nFINAL: 1',  # after
         'Sure!\n```tool\n{"tool": "sql_query", "args": {"sql": "SELECT 1"}}\n```',  # before
         '```json\n{"tool": "sql_query", "args": {"sql": "SELECT 1"}}\n```',  # another fence
@@ -173,3 +178,36 @@ def test_grammar_needs_a_tool_or_the_answer() -> None:
 
 def test_the_grammar_text_is_stable_for_the_same_tools() -> None:
     assert grammar() == grammar(json.loads(json.dumps(TOOLS)))
+
+
+@pytest.mark.parametrize(
+    ("text", "forced"),
+    [
+        ("", ""),  # an answer or a call: nothing is certain yet
+        ("F", "INAL:"),
+        ("FINAL:", ""),
+        ("`", '``tool\n{"tool": "'),
+        ('```tool\n{"tool": "f', 'ile_read", "args": {'),
+        ('```tool\n{"tool": "s', ""),  # sql_query or set_flags
+        ('```tool\n{"tool": "se', 't_flags", "args": {'),
+        ('```tool\n{"tool": "file_read", "args": {', ""),
+        ("FINAL: 84", ""),
+        ("Sure", ""),
+    ],
+)
+def test_the_text_a_reply_must_continue_with(text: str, forced: str) -> None:
+    assert reply_grammar().forced_after(text) == forced
+
+
+def test_with_one_choice_the_whole_envelope_is_forced() -> None:
+    assert reply_grammar(TOOLS[:1], allow_answer=False).forced_after("") == (
+        '```tool\n{"tool": "sql_query", "args": {'
+    )
+    assert reply_grammar([], allow_answer=True).forced_after("") == "FINAL:"
+
+
+def test_every_forced_start_is_a_start_the_grammar_accepts(accepts: Accepts) -> None:
+    # A start is a prefix of a whole reply the grammar accepts.
+    replies = [render_tool_call_block(name, args) for name, args in CALLS] + ["FINAL: 1"]
+    for start in reply_grammar().starts:
+        assert any(reply.startswith(start) and accepts(grammar(), reply) for reply in replies)

@@ -37,6 +37,7 @@ class UsageTally(BaseCallbackHandler):
         self.prompt_tokens = 0
         self.evaluated_tokens = 0
         self.generated_tokens = 0
+        self.forced_tokens = 0
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
         for generations in response.generations:
@@ -49,6 +50,7 @@ class UsageTally(BaseCallbackHandler):
                 self.prompt_tokens += usage["input_tokens"]
                 self.evaluated_tokens += usage["input_tokens"] - cached
                 self.generated_tokens += usage["output_tokens"]
+                self.forced_tokens += generation.message.response_metadata.get("forced_tokens", 0)
 
 
 TALLY = UsageTally()
@@ -60,7 +62,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"embedded model (in this process): {TALLY.model_calls} calls, "
             f"{TALLY.evaluated_tokens} prompt tokens evaluated "
             f"(of {TALLY.prompt_tokens}; the rest reused), "
-            f"{TALLY.generated_tokens} tokens generated"
+            f"{TALLY.generated_tokens} tokens generated "
+            f"({TALLY.forced_tokens} of them forced by a grammar: no decode step of their own)"
         )
 
 
