@@ -5,6 +5,12 @@ picks text for a model whose ``bind_tools`` is not implemented, asks an Ollama s
 whether the model supports tools (once, on the first model call), and otherwise uses
 native; if an Ollama call still fails with "does not support tools", it switches to
 text for the rest of the agent's life and the failed call is retried.
+
+`ChatLocalLlama` constrains its replies with a grammar either way: the text protocol calls
+it through ``bind_text_protocol`` (``text_bound``), and its ``bind_tools`` shows the model
+the same prompt under the same grammar. On the real-model tasks both protocols gave the
+same replies token for token; ``"auto"`` keeps native for it, which streams answers
+without the ``FINAL:`` marker and keeps each reply's ``usage_metadata`` in the history.
 """
 
 from __future__ import annotations

@@ -256,3 +256,12 @@ async def test_an_async_generation_leaves_the_event_loop_free() -> None:
     assert reply.usage_metadata["output_tokens"] == 8
     streamed = [chunk async for chunk in model.astream("Say hello.")]
     assert streamed[-1].usage_metadata is not None
+
+
+def test_a_prompt_longer_than_the_context_is_refused_before_any_work() -> None:
+    from langchain_agent_rules.models._llama_runner import ContextWindowError
+
+    model = embedded_model(max_tokens=4)
+    with pytest.raises(ContextWindowError, match="more than the context window of 4096"):
+        model.invoke("tea " * 5000)
+    assert model.invoke("Say OK.").usage_metadata is not None  # the model is still usable
