@@ -28,11 +28,6 @@ from langchain_core.tools import BaseTool
 from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.prompts import DEFAULT_SYSTEM_PROMPT, PARSE_ERROR, UNKNOWN_TOOL
 from langchain_agent_rules.agent.rules_prompt import read_rules_prompt
-from langchain_agent_rules.agent.text_protocol import (
-    parse_tool_reply,
-    render_tools_prompt,
-    to_text_messages,
-)
 from langchain_agent_rules.demo import (
     DEMO_QUESTIONS,
     demo_database_url,
@@ -42,6 +37,11 @@ from langchain_agent_rules.demo import (
 from langchain_agent_rules.models.local import ChatLocalLlama
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.text_protocol import (
+    parse_tool_reply,
+    render_tools_prompt,
+    to_text_messages,
+)
 from langchain_agent_rules.tools.file_read import FileReadTool
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 

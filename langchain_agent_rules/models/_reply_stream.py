@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk
 
-from langchain_agent_rules.agent.text_protocol import parse_tool_reply
+from langchain_agent_rules.text_protocol import parse_tool_reply
 
 __all__ = ["StopScanner", "ToolReplyStream"]
 

@@ -75,13 +75,13 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, model_validator
 
-from langchain_agent_rules.agent.text_protocol import render_tools_prompt, to_text_messages
 from langchain_agent_rules.errors import ModelUnavailableError
 from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
 from langchain_agent_rules.models._tool_grammar import ReplyGrammar, tool_call_grammar
 from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT, embedded_model_path
+from langchain_agent_rules.text_protocol import render_tools_prompt, to_text_messages
 
 __all__ = ["PREFIX_CACHE_BYTES", "ChatLocalLlama", "default_thread_count"]
 

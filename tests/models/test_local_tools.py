@@ -9,9 +9,9 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.agent.text_protocol import render_tool_call_block, render_tools_prompt
 from langchain_agent_rules.models.local import _grammar_functions, _with_tools_prompt
 from langchain_agent_rules.testing import ScriptedChatModel
+from langchain_agent_rules.text_protocol import render_tool_call_block, render_tools_prompt
 
 
 @tool

@@ -12,7 +12,7 @@ import pytest
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from langchain_agent_rules.agent.text_protocol import parse_tool_reply, render_tool_call_block
+from langchain_agent_rules.text_protocol import parse_tool_reply, render_tool_call_block
 
 pytestmark = pytest.mark.local_model
 

@@ -14,8 +14,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from langchain_agent_rules.agent.text_protocol import parse_tool_reply
 from langchain_agent_rules.testing import ScriptedChatModel
+from langchain_agent_rules.text_protocol import parse_tool_reply
 
 from .conftest import RunTask, embedded_model, numbers_in
 
