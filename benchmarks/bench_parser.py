@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.utils.json import parse_json_markdown
 
-from langchain_agent_rules.agent.text_protocol import parse_tool_reply
+from langchain_agent_rules.text_protocol import parse_tool_reply
 
 MEGABYTE = 1_000_000
 

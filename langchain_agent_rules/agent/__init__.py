@@ -25,13 +25,6 @@ from langchain_agent_rules.agent.state import (
     TraceStep,
     Usage,
 )
-from langchain_agent_rules.agent.text_protocol import (
-    ParsedReply,
-    ParsedToolCall,
-    parse_tool_reply,
-    render_tools_prompt,
-    to_text_messages,
-)
 from langchain_agent_rules.agent.tool_runner import (
     ToolOutcome,
     arun_tool_call,
@@ -39,6 +32,13 @@ from langchain_agent_rules.agent.tool_runner import (
     run_tool_call,
     run_tool_calls,
     truncate_observation,
+)
+from langchain_agent_rules.text_protocol import (
+    ParsedReply,
+    ParsedToolCall,
+    parse_tool_reply,
+    render_tools_prompt,
+    to_text_messages,
 )
 
 __all__ = [

@@ -37,7 +37,6 @@ from langchain_agent_rules.agent.prompts import (
     REVISION_REQUEST,
     RULE_CONTENT_LINE,
 )
-from langchain_agent_rules.agent.text_protocol import extract_answer
 from langchain_agent_rules.rules.engine import (
     AnswerVerdict,
     RuleEvent,
@@ -45,6 +44,7 @@ from langchain_agent_rules.rules.engine import (
     check_answer,
 )
 from langchain_agent_rules.rules.model import Rule, RuleTarget
+from langchain_agent_rules.text_protocol import extract_answer
 
 __all__ = [
     "REVIEW_PASSED_DETAIL",

@@ -52,7 +52,6 @@ from langchain_agent_rules.agent.prompts import (
     BUDGET_SPENT,
     DEFAULT_SYSTEM_PROMPT,
     NO_OBSERVATIONS,
-    OBSERVATION_PART,
     REPEATED_CALLS_ANSWER,
     REPEATED_CALLS_REQUEST,
     SUMMARIZE_REQUEST,
@@ -68,16 +67,17 @@ from langchain_agent_rules.agent.state import (
     Usage,
 )
 from langchain_agent_rules.agent.streaming import TEXT_REPLY_TAG
-from langchain_agent_rules.agent.text_protocol import (
+from langchain_agent_rules.agent.usage import add_reply, no_usage, total_tokens
+from langchain_agent_rules.errors import IterationLimitError
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.rules.store import RuleReader
+from langchain_agent_rules.text_protocol import (
+    OBSERVATION_PART,
     extract_answer,
     parse_tool_reply,
     render_tools_prompt,
     to_text_messages,
 )
-from langchain_agent_rules.agent.usage import add_reply, no_usage, total_tokens
-from langchain_agent_rules.errors import IterationLimitError
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig
-from langchain_agent_rules.rules.store import RuleReader
 
 __all__ = ["AgentNodes", "Budget", "is_refused_call", "new_call_id"]
 

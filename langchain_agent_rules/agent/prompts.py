@@ -23,8 +23,6 @@ __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "INVALID_ARGS",
     "NO_OBSERVATIONS",
-    "OBSERVATION_MESSAGE",
-    "OBSERVATION_PART",
     "PARSE_ERROR",
     "REJECTED",
     "REPEATED_CALL",
@@ -38,11 +36,8 @@ __all__ = [
     "RULE_GROUP_HEADERS",
     "RULE_LINE",
     "SUMMARIZE_REQUEST",
-    "TEXT_PROTOCOL_INSTRUCTIONS",
-    "TOOL_ARGUMENT_LINE",
     "TOOL_DENIED",
     "TOOL_ERROR",
-    "TOOL_LINE",
     "TOOL_TIMEOUT",
     "TRUNCATION_MARKER",
     "UNKNOWN_TOOL",
@@ -61,28 +56,6 @@ RULE_GROUP_HEADERS = {
     "GUIDELINE": "Guidelines (follow when you can):",
 }
 RULE_LINE = "- [{target}] {content}"
-
-TOOL_LINE = "- {name}: {description}"
-TOOL_ARGUMENT_LINE = "    {name} ({type}, {required}){description}"
-TEXT_PROTOCOL_INSTRUCTIONS = """You can call these tools:
-{tools}
-
-Tools are optional: if you can answer without one, answer directly.
-To call a tool, reply with exactly one block like this and nothing after it:
-```tool
-{{"tool": "<tool name>", "args": {{"<argument>": <value>}}}}
-```
-When you know the answer, reply with FINAL: followed by the answer."""
-
-# The task is restated after each observation: without it, the embedded 1.5B model answered
-# the first half of a two-step task ("who owns the release?") and never took the second step.
-OBSERVATION_MESSAGE = (
-    "Observation:\n{observations}\n\n"
-    "The task: {task}\n"
-    "If these observations answer the whole task, reply with FINAL: followed by your answer. "
-    "Otherwise call one more tool."
-)
-OBSERVATION_PART = "[{tool}]\n{observation}"
 
 UNKNOWN_TOOL = 'ERROR: no tool named "{tool}". Available: {available}'
 INVALID_ARGS = 'ERROR: invalid arguments for tool "{tool}": {message}'

@@ -5,13 +5,19 @@ picks text for a model whose ``bind_tools`` is not implemented, asks an Ollama s
 whether the model supports tools (once, on the first model call), and otherwise uses
 native; if an Ollama call still fails with "does not support tools", it switches to
 text for the rest of the agent's life and the failed call is retried.
+
+`ChatLocalLlama` constrains its replies with a grammar either way: the text protocol calls
+it through ``bind_text_protocol`` (``text_bound``), and its ``bind_tools`` shows the model
+the same prompt under the same grammar. On the real-model tasks both protocols gave the
+same replies token for token; ``"auto"`` keeps native for it, which streams answers
+without the ``FINAL:`` marker and keeps each reply's ``usage_metadata`` in the history.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage
@@ -19,6 +25,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from langchain_agent_rules.errors import AgentConfigurationError
+
+if TYPE_CHECKING:
+    from langchain_agent_rules.models.local import ChatLocalLlama
 
 __all__ = ["PROTOCOLS", "Protocol", "ProtocolChoice"]
 
@@ -32,6 +41,12 @@ def _is_ollama(model: BaseChatModel) -> bool:
     except ImportError:  # pragma: no cover - langchain-ollama is a dependency
         return False
     return isinstance(model, ChatOllama)
+
+
+def _is_local_llama(model: BaseChatModel) -> TypeGuard[ChatLocalLlama]:
+    from langchain_agent_rules.models.local import ChatLocalLlama
+
+    return isinstance(model, ChatLocalLlama)
 
 
 class ProtocolChoice:
@@ -49,7 +64,9 @@ class ProtocolChoice:
         self.bound: Runnable[LanguageModelInput, BaseMessage] = model
         # What the text protocol calls: the model itself, unless it can constrain its
         # replies to the protocol's shape for these tools.
-        self.text_bound: Runnable[LanguageModelInput, BaseMessage] = model
+        self.text_bound: Runnable[LanguageModelInput, BaseMessage] = (
+            model.bind_text_protocol(tools) if tools and _is_local_llama(model) else model
+        )
         if requested == "text" or not tools:
             return
         try:

@@ -6,20 +6,33 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from langchain_agent_rules.cli._parser import OneLineErrorParser
 from langchain_agent_rules.errors import AgentRulesError
 
 __all__ = ["main"]
 
+_EXAMPLES = """\
+examples:
+  agent-rules demo                                  the agent on the embedded model and demo data
+  agent-rules run "How many customers?" --db sqlite:///shop.db
+  agent-rules rules list --all --store rules.json   every rule, global and per project
+  agent-rules rules add --help                      how to write a rule and its check
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand registered."""
+    from langchain_agent_rules import __version__
     from langchain_agent_rules.cli import rules as rules_command
     from langchain_agent_rules.cli import run as run_command
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="agent-rules",
         description="Agent rules, safe tools and a bounded LangGraph agent.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rules_command.register(commands)
     run_command.register(commands)

@@ -1,23 +1,31 @@
-"""How the ``run``, ``demo`` and ``trace`` commands show steps, answers and traces."""
+"""How the commands show things: steps, answers, traces, rules and what a change did."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from langchain_agent_rules.agent.result import RunResult
+from langchain_agent_rules.rules.check import RuleCheck
+from langchain_agent_rules.rules.model import Rule
 
 __all__ = [
     "RULE_STATUS_STYLES",
     "STATUS_STYLES",
     "print_result",
     "print_step",
+    "rule_changes",
     "rule_marks",
+    "rule_summary",
+    "rules_table",
     "shorten",
     "trace_table",
 ]
@@ -32,6 +40,10 @@ RULE_STATUS_STYLES = {
 }
 _ARGS_WIDTH = 70
 _OBSERVATION_WIDTH = 60
+# A longer id folds, so the content column keeps room at 80 columns.
+_RULE_WIDTH = 24
+# C0 and C1 control characters but newline: a rules file must not drive the terminal.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def shorten(text: str, width: int) -> str:
@@ -141,3 +153,71 @@ def trace_table(thread_id: str, steps: Sequence[Mapping[str, Any]]) -> Table:
             f"[yellow]{escape(rule_marks(step))}[/yellow]",
         )
     return table
+
+
+def rules_table(rules: Sequence[Rule]) -> Table:
+    """Rules as a table whose content column wraps: every word is shown at any width.
+
+    The first column holds the id over its scope and priority, the second the type
+    over the target, so the content keeps half of an 80-column terminal.
+    """
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    table.add_column("rule\nscope, priority", overflow="fold", max_width=_RULE_WIDTH)
+    table.add_column("type\ntarget", no_wrap=True)
+    table.add_column("content", overflow="fold")
+    for rule in rules:
+        where = Text(f"{_scope_text(rule.project_id)}, priority {rule.priority}", style="dim")
+        content = Text(_printable(rule.content))
+        if rule.check is not None:
+            content.append(f"\ncheck: {_printable(_check_text(rule.check))}", style="dim")
+        table.add_row(
+            Text("\n").join([Text(rule.id), where]),
+            f"{rule.type.name}\n{rule.target.name}",
+            content,
+        )
+    return table
+
+
+def _printable(text: str) -> str:
+    r"""``text`` with each control character but newline shown as its escape (``\x1b``)."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def _scope_text(project_id: int | None) -> str:
+    """``global`` or ``project N``."""
+    return "global" if project_id is None else f"project {project_id}"
+
+
+def _check_text(check: RuleCheck | None) -> str:
+    """A check on one line: its keys as given, then what a failure does; ``none`` without one."""
+    if check is None:
+        return "none"
+    given = json.dumps(check.to_record(), ensure_ascii=False, separators=(",", ":"))
+    return f"{given} → {check.action}"
+
+
+def rule_summary(rule: Rule) -> str:
+    """The rule's id, then its type, target, scope, priority and check in brackets."""
+    parts = [rule.type.name, rule.target.name, _scope_text(rule.project_id)]
+    parts.append(f"priority {rule.priority}")
+    if rule.check is not None:
+        parts.append(f"check {_check_text(rule.check)}")
+    return f"{rule.id} ({', '.join(parts)})"
+
+
+def rule_changes(before: Rule, after: Rule) -> list[str]:
+    """Each field that differs, as ``field old -> new``, in the order a rule lists them."""
+    shown: dict[str, Callable[[Rule], str]] = {
+        "type": lambda rule: rule.type.name,
+        "target": lambda rule: rule.target.name,
+        "content": lambda rule: _printable(json.dumps(rule.content, ensure_ascii=False)),
+        "priority": lambda rule: str(rule.priority),
+        "scope": lambda rule: _scope_text(rule.project_id),
+        "check": lambda rule: _check_text(rule.check),
+    }
+    changes = []
+    for field, show in shown.items():
+        old, new = show(before), show(after)
+        if old != new:
+            changes.append(f"{field} {old} -> {new}")
+    return changes

@@ -25,14 +25,14 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCal
 from langchain_core.tools import BaseTool
 
 from langchain_agent_rules.agent.prompts import PARSE_ERROR
-from langchain_agent_rules.agent.text_protocol import (
+from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.middleware._system import with_section
+from langchain_agent_rules.text_protocol import (
     ParsedReply,
     parse_tool_reply,
     render_tools_prompt,
     to_text_messages,
 )
-from langchain_agent_rules.errors import AgentConfigurationError
-from langchain_agent_rules.middleware._system import with_section
 
 __all__ = ["MAX_PARSE_RETRIES", "TextToolProtocolMiddleware"]
 

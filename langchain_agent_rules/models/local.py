@@ -5,9 +5,21 @@ protocol: greedy decoding (temperature 0), no repeat penalty (with 1.1 it follow
 protocol in 0 tasks of 5), rope settings and chat template read from the GGUF file, a
 4,096-token context and a fixed seed. A loaded model takes about a second and 2 GB, so it
 is loaded once per process and shared by every `ChatLocalLlama` with the same file,
-context size and thread count; calls to it are serialised because llama.cpp is not
-reentrant. It has no native tool calling: `bind_tools` raises `NotImplementedError`, and
-the rules agent drives it with its text protocol.
+context size, thread count and seed; calls to it are serialised because llama.cpp is not
+reentrant, and async calls run in a worker thread, so the event loop keeps running.
+
+The evaluated state of a system message (prompt, rules and tools) is kept in RAM (least
+recently used first out, at most `PREFIX_CACHE_BYTES`) and restored for every
+conversation that starts with it; replies stay exactly those of a fresh evaluation (see
+``_llama_runner``). ``usage_metadata`` gives the whole prompt as ``input_tokens`` and the
+prompt tokens not evaluated by this call as ``input_token_details["cache_read"]``;
+``response_metadata["forced_tokens"]`` says how many of the ``output_tokens`` the grammar
+forced (appended without a decode step of their own).
+
+Replies to bound tools (`bind_tools`, or `bind_text_protocol` for the rules agent's text
+protocol) are constrained by a llama.cpp grammar to ``FINAL: <answer>`` or exactly one
+call of a bound tool with the argument keys and types of its schema: a call the parser
+cannot read, or of a tool that does not exist, cannot be generated.
 
 Setup:
     ``pip install "langchain-agent-rules[local]"`` (compiles llama-cpp-python, ~5 minutes).
@@ -24,24 +36,40 @@ Invoke:
     .. code-block:: python
 
         model.invoke("Say hello in French.").content
+        for chunk in model.stream("Count to five."):
+            print(chunk.content, end="")
+
+Tool calling:
+    .. code-block:: python
+
+        reply = model.bind_tools([sql_query]).invoke("How many customers are active?")
+        reply.tool_calls  # [{"name": "sql_query", "args": {"sql": "SELECT ..."}, ...}]
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
+import json
 import os
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, ChatMessage
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    SystemMessage,
+)
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -49,11 +77,20 @@ from pydantic import Field, model_validator
 
 from langchain_agent_rules.errors import ModelUnavailableError
 from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
+from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
+from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
+from langchain_agent_rules.models._tool_grammar import ReplyGrammar, tool_call_grammar
 from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT, embedded_model_path
+from langchain_agent_rules.text_protocol import render_tools_prompt, to_text_messages
 
-__all__ = ["ChatLocalLlama", "default_thread_count"]
+__all__ = ["PREFIX_CACHE_BYTES", "ChatLocalLlama", "default_thread_count"]
+
+PREFIX_CACHE_BYTES = 256 * 1024 * 1024
+"""RAM for saved system-prompt states per loaded model: the embedded model's ~700-token
+prefix (rules, tools, schema) takes about 20 MB."""
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+_ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
 
 
 def default_thread_count() -> int:
@@ -109,18 +146,35 @@ class ChatLocalLlama(BaseChatModel):
 
     def bind_tools(
         self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        tools: Sequence[_ToolLike],
         *,
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Not supported: the rules agent drives this model with its text tool protocol."""
-        del tool_choice, kwargs
-        names = ", ".join(convert_to_openai_tool(tool)["function"]["name"] for tool in tools)
-        raise NotImplementedError(
-            f"ChatLocalLlama has no native tool calling (asked to bind: {names}); "
-            'use create_rules_agent(..., protocol="text") or "auto"'
-        )
+        """Bind ``tools``: each reply is real ``tool_calls`` or an answer, by grammar.
+
+        The tools are described in the system message as the text protocol describes
+        them, the history is shown as the text protocol shows it, and decoding is
+        constrained to ``FINAL: <answer>`` (the answer becomes the content) or one call of
+        a bound tool with the arguments of its schema. ``tool_choice``: ``None`` or
+        ``"auto"`` (a call or an answer), ``"any"`` or ``"required"`` (a call), a tool's
+        name (a call of that tool), ``"none"`` (an answer).
+        """
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        _grammar_functions(formatted, tool_choice)  # refuses an impossible choice now
+        return super().bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def bind_text_protocol(
+        self, tools: Sequence[_ToolLike]
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The model with its replies constrained to the text protocol's shapes for ``tools``.
+
+        The caller describes the tools in the prompt (`render_tools_prompt`) and parses
+        the reply (`parse_tool_reply`); every reply is ``FINAL: <answer>`` or exactly one
+        ```` ```tool ```` block naming one of ``tools`` with the arguments of its schema.
+        """
+        functions = [convert_to_openai_tool(tool)["function"] for tool in tools]
+        return self.bind(text_protocol_tools=functions)
 
     def _generate(
         self,
@@ -129,62 +183,131 @@ class ChatLocalLlama(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        loaded = _shared_model(self._model_file(), self.n_ctx, self.n_threads, self.seed)
-        response = loaded.complete(
-            [_to_llama_message(message) for message in messages],
-            temperature=self.temperature,
-            repeat_penalty=self.repeat_penalty,
-            max_tokens=self.max_tokens,
-            stop=stop or [],
-            seed=self.seed,
+        return generate_from_stream(self._stream(messages, stop, None, **kwargs))
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        # Loaded (and so imported) first: the grammar is built by llama-cpp-python.
+        runner = _shared_model(self._model_file(), self.n_ctx, self.n_threads, self.seed)
+        tools: list[dict[str, Any]] | None = kwargs.get("tools")
+        grammar = None
+        replies = None
+        if tools is not None:
+            messages = _with_tools_prompt(messages, tools)
+            grammar = _grammar(*_grammar_functions(tools, kwargs.get("tool_choice")))
+            replies = ToolReplyStream()
+        elif kwargs.get("text_protocol_tools"):
+            grammar = _grammar(kwargs["text_protocol_tools"], True)
+        sampling = Sampling(self.temperature, self.repeat_penalty, self.seed, self.max_tokens)
+        usage = CallUsage()
+        scanner = StopScanner(stop or [])
+        pieces = runner.generate(
+            [_to_llama_message(message) for message in messages], sampling, grammar, usage
         )
-        choice = response["choices"][0]
-        usage = response.get("usage") or {}
-        message = AIMessage(
-            content=choice["message"].get("content") or "",
+        try:
+            for piece in pieces:
+                text, stopped = scanner.feed(piece)
+                yield from _emit(_chunks(text, replies), run_manager)
+                if stopped:
+                    usage.finish_reason = "stop"
+                    break
+        finally:
+            pieces.close()
+        yield from _emit(_chunks(scanner.flush(), replies), run_manager)
+        if replies is not None:
+            yield from _emit(replies.finish(), run_manager)
+        yield from _emit([self._last_chunk(usage)], run_manager)
+
+    def _last_chunk(self, usage: CallUsage) -> AIMessageChunk:
+        return AIMessageChunk(
+            content="",
             usage_metadata=UsageMetadata(
-                input_tokens=usage.get("prompt_tokens", 0),
-                output_tokens=usage.get("completion_tokens", 0),
-                total_tokens=usage.get("total_tokens", 0),
+                input_tokens=usage.prompt_tokens,
+                output_tokens=usage.generated_tokens,
+                total_tokens=usage.prompt_tokens + usage.generated_tokens,
+                input_token_details={"cache_read": usage.cached_tokens},
             ),
             response_metadata={
                 "model_name": Path(self._model_file()).name,
-                "finish_reason": choice.get("finish_reason"),
+                "finish_reason": usage.finish_reason,
+                "forced_tokens": usage.forced_tokens,
             },
+            chunk_position="last",
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _model_file(self) -> str:
         assert self.model_path is not None  # set by the validator
         return self.model_path
 
 
-@dataclass
-class _LoadedModel:
-    """One loaded `llama_cpp.Llama`, the lock that serialises it, and its last conversation."""
-
-    llama: Any
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    conversation: list[dict[str, str]] = field(default_factory=list)
-
-    def complete(self, messages: list[dict[str, str]], **options: Any) -> dict[str, Any]:
-        with self.lock:
-            # llama.cpp reuses the cached prefix of the previous prompt, and a reused prefix
-            # gives slightly different numbers than a fresh one; at temperature 0 that can
-            # change a reply. Reuse it only when this call continues the previous call's
-            # conversation (the steps of one agent run), so a conversation's replies never
-            # depend on what ran before it.
-            if messages[: len(self.conversation)] != self.conversation:
-                self.llama.reset()
-            self.conversation = messages
-            return dict(self.llama.create_chat_completion(messages=messages, **options))
+def _chunks(text: str, replies: ToolReplyStream | None) -> list[AIMessageChunk]:
+    if not text:
+        return []
+    return replies.feed(text) if replies is not None else [AIMessageChunk(content=text)]
 
 
-_LOADED: dict[tuple[str, int, int, int], _LoadedModel] = {}
+def _emit(
+    messages: list[AIMessageChunk], run_manager: CallbackManagerForLLMRun | None
+) -> Iterator[ChatGenerationChunk]:
+    for message in messages:
+        chunk = ChatGenerationChunk(message=message)
+        if run_manager is not None:
+            run_manager.on_llm_new_token(message.text, chunk=chunk)
+        yield chunk
+
+
+def _grammar_functions(
+    tools: list[dict[str, Any]], tool_choice: str | None
+) -> tuple[list[dict[str, Any]], bool]:
+    """The functions a reply may call, and whether it may answer instead."""
+    functions = [tool["function"] for tool in tools]
+    names = [function["name"] for function in functions]
+    if tool_choice in (None, "auto"):
+        return functions, True
+    if tool_choice == "none":
+        return [], True
+    if tool_choice in ("any", "required") and functions:
+        return functions, False
+    if tool_choice in names:
+        return [functions[names.index(tool_choice)]], False
+    raise ValueError(
+        f"tool_choice={tool_choice!r} is not possible with the bound tools "
+        f"({', '.join(names) or 'none'}); use None, 'auto', 'any', 'required', 'none' "
+        "or the name of a bound tool"
+    )
+
+
+def _grammar(functions: list[dict[str, Any]], allow_answer: bool) -> ReplyGrammar:
+    return _cached_grammar(json.dumps(functions), allow_answer)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_grammar(functions_json: str, allow_answer: bool) -> ReplyGrammar:
+    return tool_call_grammar(json.loads(functions_json), allow_answer=allow_answer)
+
+
+def _with_tools_prompt(
+    messages: list[BaseMessage], tools: list[dict[str, Any]]
+) -> list[BaseMessage]:
+    """The conversation as the text protocol shows it, the tools in the system message."""
+    prompt = render_tools_prompt(cast("list[BaseTool]", tools))
+    rendered = to_text_messages(messages)
+    if rendered and isinstance(rendered[0], SystemMessage):
+        system = "\n\n".join(part for part in (rendered[0].text, prompt) if part)
+        return [SystemMessage(system), *rendered[1:]]
+    return [SystemMessage(prompt), *rendered]
+
+
+_LOADED: dict[tuple[str, int, int, int], LlamaRunner] = {}
 _LOADING_LOCK = threading.Lock()
 
 
-def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> _LoadedModel:
+def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> LlamaRunner:
     """The process-wide model for these settings, loaded on first use."""
     key = (os.path.realpath(path), n_ctx, n_threads, seed)
     with _LOADING_LOCK:
@@ -206,7 +329,7 @@ def _shared_model(path: str, n_ctx: int, n_threads: int, seed: int) -> _LoadedMo
             # Freed before interpreter shutdown: llama-cpp-python's __del__ at exit runs
             # after its C bindings are gone and prints a TypeError traceback.
             atexit.register(llama.close)
-            _LOADED[key] = _LoadedModel(llama)
+            _LOADED[key] = LlamaRunner(llama, PREFIX_CACHE_BYTES)
         return _LOADED[key]
 
 

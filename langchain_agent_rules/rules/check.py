@@ -30,9 +30,18 @@ from functools import cached_property, lru_cache
 from typing import Any, Literal, get_args
 
 import regex
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from langchain_agent_rules.errors import RuleValidationError
+from langchain_agent_rules.rules._describe import describe_validation_error, refuse_surrogates
 from langchain_agent_rules.rules.language import supported_languages
 
 __all__ = [
@@ -92,8 +101,6 @@ UNKNOWN_LANGUAGE_TEMPLATE = (
 BAD_TOOL_TEMPLATE = (
     "invalid tool {value!r}; allowed: a tool name (1 to {limit} characters, no spaces) or *"
 )
-UNICODE_ALLOWED = "text must be valid Unicode, without lone surrogates"
-SURROGATE_TEMPLATE = "{field} holds a lone surrogate ({code}); " + UNICODE_ALLOWED
 ON_FAIL_TEMPLATE = "on_fail {value!r} does not go with {condition}; allowed: {allowed}"
 ONLY_WITH_TEMPLATE = "{field} goes with {condition} only"
 
@@ -160,19 +167,23 @@ def parse_detector(value: str) -> Detector:
     return Detector(value)
 
 
-_SURROGATE = regex.compile(r"[\ud800-\udfff]")
-
-
-def refuse_surrogates(field: str, text: str) -> None:
-    """Raise `ValueError` when ``text`` holds a lone surrogate, which no store can write."""
-    found = _SURROGATE.search(text)
-    if found is not None:
-        code = f"\\u{ord(found.group()):04x}"
-        raise ValueError(SURROGATE_TEMPLATE.format(field=field, code=code))
-
-
 def _cut(value: str) -> str:
     return value if len(value) <= 60 else value[:57] + "..."
+
+
+CHECK_ALLOWED = {
+    "forbid": "email, phone, phone:<REGION>, credit_card, iban, ipv4, ipv6, secret or "
+    "regex:<pattern>",
+    "require": "regex:<pattern>",
+    "when": "regex:<pattern>, with require",
+    "language": "an ISO 639-1 code such as fr",
+    "max_chars": "a positive integer within 64 bits",
+    "tool": "a tool name or *",
+    "args": "regex:<pattern>, with tool",
+    "on_fail": "redact, revise or block for answers; deny or approve for tool calls",
+    "scope": "answer or answer_and_observations",
+}
+"""What each field of a check allows, as error messages say it."""
 
 
 class RuleCheck(BaseModel):
@@ -205,14 +216,12 @@ class RuleCheck(BaseModel):
     scope: CheckScope = "answer"
 
     def __init__(self, **data: Any) -> None:
-        from pydantic import ValidationError
-
-        from langchain_agent_rules.rules.model import describe_validation_error
-
         try:
             super().__init__(**data)
         except ValidationError as error:
-            raise RuleValidationError(describe_validation_error(error, "check")) from None
+            raise RuleValidationError(
+                describe_validation_error(error, "check", CHECK_ALLOWED, {"check": CHECK_ALLOWED})
+            ) from None
 
     @model_validator(mode="after")
     def _check_shape(self) -> RuleCheck:

@@ -122,6 +122,10 @@ class JsonFileRuleStore:
         rules = self._snapshot().rules
         return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
 
+    def get_all(self) -> list[Rule]:
+        """Return every rule in file order: the global ones and those of every project."""
+        return list(self._snapshot().rules)
+
     def get(self, rule_id: str) -> Rule:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
         snapshot = self._snapshot()

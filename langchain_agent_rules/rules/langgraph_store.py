@@ -9,11 +9,11 @@ Two traps of `BaseStore` are handled here: ``search`` returns 10 items unless to
 otherwise (this store pages through every item), and namespace labels may not contain
 ``.`` (checked at construction).
 
-The sync methods are the `RuleStore` protocol. The async twins (``aget_all_by_project``,
-``aget``, ``acreate``, ``aupdate``, ``adelete``) use the store's async API so an agent
-running on an event loop does not block it; the agent calls ``aget_all_by_project``
-when a reader has it. A store without an async API (the sync ``SqliteStore``) is run in
-a worker thread instead.
+The sync methods are the `RuleStore` protocol plus ``get_all``. The async twins
+(``aget_all_by_project``, ``aget_all``, ``aget``, ``acreate``, ``aupdate``,
+``adelete``) use the store's async API so an agent running on an event loop does not
+block it; the agent calls ``aget_all_by_project`` when a reader has it. A store without
+an async API (the sync ``SqliteStore``) is run in a worker thread instead.
 """
 
 from __future__ import annotations
@@ -92,13 +92,17 @@ class LangGraphRuleStore:
 
     def get_all_by_project(self, project_id: int | None) -> list[Rule]:
         """Return the global rules plus, when ``project_id`` is set, that project's rules."""
+        return _in_scope(self.get_all(), project_id)
+
+    def get_all(self) -> list[Rule]:
+        """Return every rule: the global ones and those of every project."""
         items: list[Item] = []
         with self._reading():
             while True:
                 page = self._store.search(self._namespace, limit=_PAGE_SIZE, offset=len(items))
                 items.extend(page)
                 if len(page) < _PAGE_SIZE:
-                    return self._effective(items, project_id)
+                    return self._rules_of(items)
 
     def get(self, rule_id: str) -> Rule:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
@@ -133,6 +137,10 @@ class LangGraphRuleStore:
 
     async def aget_all_by_project(self, project_id: int | None) -> list[Rule]:
         """Async `get_all_by_project`, using the store's async API."""
+        return _in_scope(await self.aget_all(), project_id)
+
+    async def aget_all(self) -> list[Rule]:
+        """Async `get_all`, using the store's async API."""
 
         async def run() -> list[Rule]:
             items: list[Item] = []
@@ -143,9 +151,9 @@ class LangGraphRuleStore:
                     )
                     items.extend(page)
                     if len(page) < _PAGE_SIZE:
-                        return self._effective(items, project_id)
+                        return self._rules_of(items)
 
-        return await _async_or_thread(run, lambda: self.get_all_by_project(project_id))
+        return await _async_or_thread(run, self.get_all)
 
     async def aget(self, rule_id: str) -> Rule:
         """Async `get`."""
@@ -217,7 +225,7 @@ class LangGraphRuleStore:
                 f"item {item.key!r} in namespace {self._namespace!r} is not a valid rule: {error}"
             ) from None
 
-    def _effective(self, items: list[Item], project_id: int | None) -> list[Rule]:
+    def _rules_of(self, items: list[Item]) -> list[Rule]:
         previous, parsed = self._parsed, {}
         for item in items:
             if item.namespace != self._namespace:
@@ -230,7 +238,11 @@ class LangGraphRuleStore:
         self._parsed = parsed
         rules = [rule for _, rule in parsed.values()]
         rules.sort(key=_order)
-        return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
+        return rules
+
+
+def _in_scope(rules: list[Rule], project_id: int | None) -> list[Rule]:
+    return [rule for rule in rules if rule.project_id is None or rule.project_id == project_id]
 
 
 def _known_shape(rule_id: object) -> None:

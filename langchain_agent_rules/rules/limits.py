@@ -13,12 +13,12 @@ enforces those when the rules are read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from langchain_agent_rules._json_text import compact_json
 from langchain_agent_rules.errors import (
     RuleValidationError,
     ToolConfigurationError,
@@ -113,11 +113,6 @@ class EffectiveRules(TypedDict):
 def utf8_len(text: str) -> int:
     """Length of ``text`` in UTF-8 bytes."""
     return len(text.encode("utf-8"))
-
-
-def compact_json(value: object) -> str:
-    """JSON without spaces and with non-ASCII kept, as tools hand it to a model."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def public_rule(rule: Rule) -> PublicRule:

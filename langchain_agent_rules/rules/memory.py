@@ -43,6 +43,11 @@ class InMemoryRuleStore:
         with self._lock:
             return [r for r in self._rules.values() if r.project_id in (None, project_id)]
 
+    def get_all(self) -> list[Rule]:
+        """Return every rule: the global ones and those of every project."""
+        with self._lock:
+            return list(self._rules.values())
+
     def get(self, rule_id: str) -> Rule:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
         with self._lock:

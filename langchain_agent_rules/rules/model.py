@@ -12,7 +12,6 @@ that is plain JSON nested at most `MAX_METADATA_DEPTH` levels.
 from __future__ import annotations
 
 import re
-import reprlib
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -29,7 +28,12 @@ from pydantic import (
 )
 
 from langchain_agent_rules.errors import RuleValidationError
-from langchain_agent_rules.rules.check import UNICODE_ALLOWED, RuleCheck, refuse_surrogates
+from langchain_agent_rules.rules._describe import (
+    describe_validation_error,
+    refuse_surrogates,
+    short_repr,
+)
+from langchain_agent_rules.rules.check import CHECK_ALLOWED, RuleCheck
 
 __all__ = ["MAX_METADATA_DEPTH", "RULE_ID_PATTERN", "Rule", "RuleTarget", "RuleType"]
 
@@ -84,28 +88,13 @@ _ALLOWED = {
     "type": "one of " + ", ".join(m.name for m in RuleType),
     "target": "one of " + ", ".join(m.name for m in RuleTarget),
     "content": "a string of at least 10 characters",
-    "priority": "an integer",
-    "project_id": "null (a global rule) or a positive integer",
+    "priority": "an integer within 64 bits (higher comes first)",
+    "project_id": "null (a global rule) or a positive integer within 64 bits",
     "created_at": "a timezone-aware datetime",
     "updated_at": "a timezone-aware datetime",
     "metadata": "null or a JSON object",
     "check": "null or a JSON object with one of forbid, require, language, max_chars, tool",
 }
-_CHECK_ALLOWED = {
-    "forbid": "email, phone, phone:<REGION>, credit_card, iban, ipv4, ipv6, secret or "
-    "regex:<pattern>",
-    "require": "regex:<pattern>",
-    "when": "regex:<pattern>, with require",
-    "language": "an ISO 639-1 code such as fr",
-    "max_chars": "a positive integer within 64 bits",
-    "tool": "a tool name or *",
-    "args": "regex:<pattern>, with tool",
-    "on_fail": "redact, revise or block for answers; deny or approve for tool calls",
-    "scope": "answer or answer_and_observations",
-}
-_INT64 = "an integer within 64 bits"
-_ALLOWED["priority"] = f"{_INT64} (higher comes first)"
-_ALLOWED["project_id"] = "null (a global rule) or a positive integer within 64 bits"
 
 
 class Rule(BaseModel):
@@ -148,7 +137,9 @@ class Rule(BaseModel):
         except (ValidationError, RecursionError) as error:
             if isinstance(error, RecursionError):
                 raise RuleValidationError("invalid rule: a value is nested too deeply") from None
-            raise RuleValidationError(describe_validation_error(error, "rule")) from None
+            raise RuleValidationError(
+                describe_validation_error(error, "rule", _ALLOWED, {"check": CHECK_ALLOWED})
+            ) from None
 
     @field_validator("metadata")
     @classmethod
@@ -228,46 +219,7 @@ def _check_metadata(metadata: dict[str, Any]) -> None:
 
 def shown_id(rule_id: object) -> str:
     """``rule_id`` for an error message: its repr, cut short when it is long."""
-    return _short_repr(rule_id)
-
-
-def describe_validation_error(error: ValidationError, subject: str) -> str:
-    """Turn a pydantic error into one line naming each bad field and what it allows."""
-    problems = []
-    for item in error.errors():
-        location = [str(part) for part in item["loc"]]
-        if subject == "check":
-            location = ["check", *location]
-        field = ".".join(location) or subject
-        if location[:1] == ["check"] and len(location) > 1:
-            names, allowed = _CHECK_ALLOWED, _CHECK_ALLOWED.get(location[1])
-        else:
-            names, allowed = _ALLOWED, _ALLOWED.get(location[0]) if location else None
-        if item["type"] == "extra_forbidden":
-            detail = f"unknown field {field!r}; allowed fields: " + ", ".join(names)
-        elif item["type"] == "missing":
-            detail = f"{field} is required" + (f": {allowed}" if allowed else "")
-        elif item["type"] == "value_error":
-            error_object = item.get("ctx", {}).get("error")
-            message = str(error_object or item["msg"])
-            nested = isinstance(error_object, RuleValidationError) or field == subject
-            detail = message if nested else f"invalid {field}: {message}"
-        elif item["type"] == "string_unicode":
-            detail = f"invalid {field}: {UNICODE_ALLOWED}"
-        else:
-            shown = _short_repr(item.get("input"))
-            detail = f"invalid {field} {shown}: " + (allowed or item["msg"])
-        problems.append(detail)
-    return f"invalid {subject}: " + "; ".join(problems)
-
-
-_REPR = reprlib.Repr()  # bounded depth and width: safe on deeply nested or huge input
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 2, 60, 60, 40
-
-
-def _short_repr(value: object) -> str:
-    text = _REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return short_repr(rule_id)
 
 
 def utc_now() -> datetime:

@@ -33,6 +33,7 @@ from sqlalchemy import (
     Engine,
     MetaData,
     RowMapping,
+    Select,
     String,
     Table,
     Text,
@@ -155,13 +156,11 @@ class SqlRuleStore:
         scope: list[ColumnElement[bool]] = [_rules.c.project_id.is_(None)]
         if project_id is not None:
             scope.append(_rules.c.project_id == project_id)
-        query = select(_rules).where(or_(*scope)).order_by(*_ORDER)
+        return self._select(select(_rules).where(or_(*scope)).order_by(*_ORDER))
 
-        def read() -> list[Rule]:
-            with self._reading() as connection:
-                return [_rule_of(row) for row in connection.execute(query).mappings()]
-
-        return self._run("read rules", read)
+    def get_all(self) -> list[Rule]:
+        """Return every rule: the global ones and those of every project."""
+        return self._select(select(_rules).order_by(*_ORDER))
 
     def get(self, rule_id: str) -> Rule:
         """Return the rule with ``rule_id`` or raise `RuleNotFoundError`."""
@@ -222,6 +221,10 @@ class SqlRuleStore:
         """Async `get_all_by_project`."""
         return await asyncio.to_thread(self.get_all_by_project, project_id)
 
+    async def aget_all(self) -> list[Rule]:
+        """Async `get_all`."""
+        return await asyncio.to_thread(self.get_all)
+
     async def aget(self, rule_id: str) -> Rule:
         """Async `get`."""
         return await asyncio.to_thread(self.get, rule_id)
@@ -255,6 +258,13 @@ class SqlRuleStore:
                 f"cannot {action} in {self._engine.url!r}: a stored JSON value is nested "
                 "too deeply to read"
             ) from None
+
+    def _select(self, query: Select[Any]) -> list[Rule]:
+        def read() -> list[Rule]:
+            with self._reading() as connection:
+                return [_rule_of(row) for row in connection.execute(query).mappings()]
+
+        return self._run("read rules", read)
 
     def _reading(self) -> Connection:
         # A read is one statement, consistent on its own: autocommit saves the BEGIN and

@@ -6,6 +6,10 @@ returns the global rules plus those of project N (never another project's), in t
 store's own stable order. ``create`` of an existing id raises `DuplicateRuleError`;
 ``get``, ``update`` or ``delete`` of an unknown id raises `RuleNotFoundError`.
 Stores stamp ``created_at`` on create, keep it on update and set ``updated_at``.
+
+The stores shipped here also have ``get_all()``: every rule of every project, in the
+same order (what ``agent-rules rules list --all`` shows). It is not part of the
+protocols, so a store of your own need not have it.
 """
 
 from __future__ import annotations

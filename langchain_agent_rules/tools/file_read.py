@@ -17,8 +17,8 @@ from langchain_core.tools.base import ArgsSchema
 from langchain_core.tools.base import ToolException as _ToolException
 from pydantic import BaseModel, Field
 
+from langchain_agent_rules._json_text import compact_json
 from langchain_agent_rules.errors import InvalidToolCallError, ToolConfigurationError
-from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
 from langchain_agent_rules.tools._text import utf8_prefix
 from langchain_agent_rules.tools.path_guard import (

@@ -25,12 +25,12 @@ from langchain_core.tools.base import ArgsSchema
 from langchain_core.tools.base import ToolException as _ToolException
 from pydantic import BaseModel, Field, PrivateAttr
 
+from langchain_agent_rules._json_text import compact_json
 from langchain_agent_rules.errors import (
     InvalidToolCallError,
     ToolConfigurationError,
     ToolExecutionError,
 )
-from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
 from langchain_agent_rules.tools._failures import driver_failure
 from langchain_agent_rules.tools._text import utf8_prefix, valid_text

@@ -32,9 +32,9 @@ from sqlalchemy import URL, Connection, Engine, create_engine, inspect
 from sqlalchemy.engine.reflection import ObjectKind
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from langchain_agent_rules._json_text import compact_json
 from langchain_agent_rules._sql_url import database_url
 from langchain_agent_rules.errors import ToolConfigurationError, ToolExecutionError
-from langchain_agent_rules.rules.limits import compact_json
 from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
 from langchain_agent_rules.tools._failures import driver_failure, failure_detail
 from langchain_agent_rules.tools._json_values import JsonValue, json_safe

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from langchain_agent_rules.agent.text_protocol import (
+from langchain_agent_rules.text_protocol import (
     MAX_JSON_NESTING,
     ParsedReply,
     extract_answer,

@@ -7,12 +7,12 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
 
-from langchain_agent_rules.agent.prompts import OBSERVATION_MESSAGE, PARSE_ERROR
-from langchain_agent_rules.agent.text_protocol import render_tools_prompt
+from langchain_agent_rules.agent.prompts import PARSE_ERROR
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import TextToolProtocolMiddleware, ToolGuardMiddleware
 from langchain_agent_rules.middleware.text_protocol import MAX_PARSE_RETRIES
 from langchain_agent_rules.testing import ScriptedChatModel
+from langchain_agent_rules.text_protocol import OBSERVATION_MESSAGE, render_tools_prompt
 
 from .sample_tools import add, explode
 

@@ -72,3 +72,29 @@ def test_the_cli_refuses_a_duplicate_id_in_postgresql_with_one_error_line(
     assert capsys.readouterr().err == (
         "agent-rules: error: a rule with id 'cli_rule' already exists\n"
     )
+
+
+@pytest.mark.postgres
+def test_the_cli_lists_every_projects_rules_in_postgresql(
+    pg_search_path_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_and_list(pg_search_path_url, capsys)
+    scoped = ["rules", "add", "--store", pg_search_path_url, "--id", "project_rule", "--type"]
+    scoped += [
+        "GUIDELINE",
+        "--target",
+        "AGENT",
+        "--content",
+        "Project two's own rule.",
+        "--project",
+    ]
+    assert main([*scoped, "2"]) == 0
+    capsys.readouterr()
+
+    assert main(["rules", "list", "--all", "--store", pg_search_path_url, "--json"]) == 0
+
+    listed = json.loads(capsys.readouterr().out)
+    assert [(rule["id"], rule["projectId"]) for rule in listed] == [
+        ("cli_rule", None),
+        ("project_rule", 2),
+    ]

@@ -36,6 +36,34 @@ def test_none_returns_global_rules_only_and_n_adds_project_n(
     assert {r.id for r in any_store.get_all_by_project(3)} == {"global_a", "global_b"}
 
 
+def test_get_all_returns_the_rules_of_every_project_in_the_store_order(
+    any_store: Any, make_rule: Any
+) -> None:
+    for rule_id, project_id in [("global_a", None), ("project_2_a", 2), ("project_1_a", 1)]:
+        any_store.create(make_rule(rule_id, project_id=project_id))
+
+    everything = any_store.get_all()
+
+    assert {(r.id, r.project_id) for r in everything} == {
+        ("global_a", None),
+        ("project_2_a", 2),
+        ("project_1_a", 1),
+    }
+    assert [r.id for r in everything] == [r.id for r in any_store.get_all()]
+    assert [r.id for r in any_store.get_all_by_project(1)] == [
+        r.id for r in everything if r.project_id in (None, 1)
+    ]
+
+
+async def test_the_async_get_all_returns_what_get_all_does(any_store: Any, make_rule: Any) -> None:
+    if not hasattr(any_store, "aget_all_by_project"):
+        pytest.skip("this store has no async twins")
+    any_store.create(make_rule("global_a"))
+    any_store.create(make_rule("project_3_a", project_id=3))
+
+    assert await any_store.aget_all() == any_store.get_all()
+
+
 def test_create_stamps_timestamps_and_get_returns_the_stored_rule(
     any_store: Any, make_rule: Any
 ) -> None:

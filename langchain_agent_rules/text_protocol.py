@@ -31,16 +31,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from langchain_agent_rules.agent.prompts import (
-    OBSERVATION_MESSAGE,
-    OBSERVATION_PART,
-    TEXT_PROTOCOL_INSTRUCTIONS,
-    TOOL_ARGUMENT_LINE,
-    TOOL_LINE,
-)
-
 __all__ = [
     "MAX_JSON_NESTING",
+    "OBSERVATION_MESSAGE",
+    "OBSERVATION_PART",
+    "TEXT_PROTOCOL_INSTRUCTIONS",
+    "TOOL_ARGUMENT_LINE",
+    "TOOL_LINE",
     "ParsedError",
     "ParsedReply",
     "ParsedToolCall",
@@ -50,6 +47,29 @@ __all__ = [
     "render_tools_prompt",
     "to_text_messages",
 ]
+
+# Model-facing text of the protocol: named, and tested word for word.
+TOOL_LINE = "- {name}: {description}"
+TOOL_ARGUMENT_LINE = "    {name} ({type}, {required}){description}"
+TEXT_PROTOCOL_INSTRUCTIONS = """You can call these tools:
+{tools}
+
+Tools are optional: if you can answer without one, answer directly.
+To call a tool, reply with exactly one block like this and nothing after it:
+```tool
+{{"tool": "<tool name>", "args": {{"<argument>": <value>}}}}
+```
+When you know the answer, reply with FINAL: followed by the answer."""
+
+# The task is restated after each observation: without it, the embedded 1.5B model answered
+# the first half of a two-step task ("who owns the release?") and never took the second step.
+OBSERVATION_MESSAGE = (
+    "Observation:\n{observations}\n\n"
+    "The task: {task}\n"
+    "If these observations answer the whole task, reply with FINAL: followed by your answer. "
+    "Otherwise call one more tool."
+)
+OBSERVATION_PART = "[{tool}]\n{observation}"
 
 _FENCE_OPENING = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?")
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL | re.IGNORECASE)
