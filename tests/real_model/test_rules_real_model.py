@@ -5,13 +5,15 @@ prompt is the same, so the model's draft is the same, and the control shows the 
 the prompt alone did not hold. The checked run shows the check made it hold.
 
 Cost, measured with the embedded model (greedy, so every run repeats): 6 runs, 14 model
-calls, 6,321 prompt tokens and 237 generated tokens; the two revisions are 1 call each
-(~95 prompt and ~17 generated tokens).
+calls, 2,205 prompt tokens evaluated (of 6,315; the rest reused from the prefix cache)
+and 249 tokens generated (78 of them forced by the grammar); each revision is one call of
+~100 prompt and ~20 generated tokens.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,8 @@ from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.language import detect_language
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.store import RuleReader
+
+from .conftest import database_value
 
 pytestmark = pytest.mark.local_model
 
@@ -84,16 +88,19 @@ def test_no_answer_reveals_an_email_address(
 def test_money_amounts_carry_eur(
     local_model: BaseChatModel,
     demo_tools: list[BaseTool],
+    demo_database: Path,
     checked_rules: RuleReader,
     prompt_only_rules: RuleReader,
 ) -> None:
-    question = "What is the price of the teapot?"
+    # The model writes EUR after most amounts from the prompt alone, but not here.
+    question = "What is the average order amount?"
+    average = f"{database_value(demo_database, 'SELECT AVG(amount) FROM orders'):.2f}"
 
     control = ask(local_model, demo_tools, prompt_only_rules, question, project_id=1)
     checked = ask(local_model, demo_tools, checked_rules, question, project_id=1)
 
-    assert "45" in control["answer"] and "EUR" not in control["answer"], control["answer"]
-    assert re.search(r"45[.,]00 ?EUR", checked["answer"]), checked["answer"]
+    assert average in control["answer"] and "EUR" not in control["answer"], control["answer"]
+    assert re.search(rf"{re.escape(average)} ?EUR", checked["answer"]), checked["answer"]
     assert statuses(checked, "amounts_in_eur") == ["revised", "passed"]
 
 
