@@ -6,6 +6,8 @@
 LangChain ``create_agent`` middleware): `run_tool_calls` / `arun_tool_calls` (timeouts,
 size caps, one observation per call), `parse_tool_reply` and `render_tools_prompt` (the
 text protocol) and `render_rules_prompt` / `read_rules_prompt` (rules in the prompt).
+The rules' checks are enforced by the graph itself: TOOL checks in the tools node, OUTPUT
+checks in ``check_answer`` (`answer_checks`, shared with `AgentRulesMiddleware`).
 """
 
 from langchain_agent_rules.agent.builder import create_rules_agent

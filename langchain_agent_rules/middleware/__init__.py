@@ -3,7 +3,8 @@
 For apps that keep LangChain's own agent loop:
 
 - `AgentRulesMiddleware`: the effective rules of a project in the system prompt at every
-  model call (and, if asked, the ``agent_rule`` tool);
+  model call (and, if asked, the ``agent_rule`` tool); with ``enforce=True`` their checks
+  on answers, tool calls and tool observations, as in our own agent;
 - `ToolGuardMiddleware`: a timeout per tool call, a cap on the observation size, and every
   tool exception turned into an error ``ToolMessage`` instead of a crash;
 - `TextToolProtocolMiddleware`: drives a model without native tool calling through the
