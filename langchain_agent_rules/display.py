@@ -121,7 +121,9 @@ class RunTable:
     def __str__(self) -> str:
         width = shutil.get_terminal_size((100, 24)).columns
         text = io.StringIO()
-        Console(file=text, width=width, color_system=None).print(self.__rich__())
+        # force_jupyter=False: in a notebook, rich would display the table instead.
+        console = Console(file=text, width=width, color_system=None, force_jupyter=False)
+        console.print(self.__rich__())
         return text.getvalue().rstrip("\n")
 
     __repr__ = __str__
