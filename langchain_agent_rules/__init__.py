@@ -12,6 +12,13 @@ from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
 from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.agent.state import AgentState, StopReason, TraceStep, Usage
+from langchain_agent_rules.display import (
+    RunTable,
+    TimelineChart,
+    rule_events_table,
+    timeline_chart,
+    trace_table,
+)
 from langchain_agent_rules.errors import (
     AgentConfigurationError,
     AgentRulesError,
@@ -113,9 +120,11 @@ __all__ = [
     "RuleWriter",
     "RulesAgent",
     "RunResult",
+    "RunTable",
     "SqlQueryTool",
     "SqlRuleStore",
     "StopReason",
+    "TimelineChart",
     "ToolConfigurationError",
     "ToolExecutionError",
     "ToolVerdict",
@@ -130,4 +139,7 @@ __all__ = [
     "open_rule_store",
     "redact_observation",
     "resolve_chat_model",
+    "rule_events_table",
+    "timeline_chart",
+    "trace_table",
 ]

