@@ -49,6 +49,7 @@ from langchain_agent_rules.demo import (
     demo_database_url,
     demo_project_root,
     demo_rules_path,
+    export_demo,
 )
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.models.resolve import resolve_chat_model
@@ -108,6 +109,13 @@ def register(subparsers: Any) -> None:
         help="the agent on shipped example data (a shop database, files, rules)",
         description="Answer four example questions on a shipped shop database, project "
         "files and rules file, showing each step and what the rules' checks did.",
+    )
+    demo.add_argument(
+        "--export",
+        metavar="DIR",
+        type=Path,
+        help="write the demo data into DIR (shop.db, project/, rules.json) and stop; "
+        "the examples in the docs use these files",
     )
     _add_model_option(demo)
     _add_checkpoints_option(demo)
@@ -178,6 +186,8 @@ def _trace_command(args: argparse.Namespace) -> int:
 
 def _demo_command(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
+    if args.export is not None:
+        return _export_demo(args.export, console)
     options = agent_options(args)
     tools: list[BaseTool] = [
         SqlQueryTool(demo_database_url(), include_schema=True),
@@ -204,6 +214,18 @@ def _demo_command(args: argparse.Namespace) -> int:
             console.rule(f"{demo.question} [dim]({scope})[/dim]")
             thread_id = uuid.uuid4().hex[:12]
             _ask(agent, demo.question, thread_id, console, approval, live=True)
+    return 0
+
+
+def _export_demo(folder: Path, console: Console) -> int:
+    try:
+        files = export_demo(folder)
+    except (FileExistsError, OSError) as error:
+        raise AgentConfigurationError(f"cannot export the demo data: {error}") from None
+    console.print(
+        f"Wrote the demo data into {folder}: {files.database.name} (sqlite:///{files.database.name}"
+        f"), {files.project.name}/ and {files.rules.name}"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -23,10 +24,12 @@ from langchain_agent_rules.models.weights import cache_dir
 
 __all__ = [
     "DEMO_QUESTIONS",
+    "DemoFiles",
     "DemoQuestion",
     "demo_database_url",
     "demo_project_root",
     "demo_rules_path",
+    "export_demo",
 ]
 
 _DATA = Path(__file__).parent / "data"
@@ -74,6 +77,38 @@ def demo_database_url(folder: Path | None = None) -> str:
             if not target.exists():
                 _build_database(script, target)
     return f"sqlite:///{target}"
+
+
+@dataclass(frozen=True)
+class DemoFiles:
+    """The demo data written into a folder of the user's: what the docs' examples use."""
+
+    database: Path
+    """``shop.db``, the shop database (open it with ``sqlite:///shop.db``)."""
+    project: Path
+    """``project/``, the folder ``file_read`` may read."""
+    rules: Path
+    """``rules.json``, the rules file."""
+
+
+def export_demo(folder: Path) -> DemoFiles:
+    """Write the demo shop database, project folder and rules file into ``folder``.
+
+    Raises:
+        FileExistsError: One of them is already there; nothing is overwritten.
+    """
+    files = DemoFiles(folder / "shop.db", folder / "project", folder / "rules.json")
+    existing = [path.name for path in (files.database, files.project, files.rules) if path.exists()]
+    if existing:
+        raise FileExistsError(
+            f"{', '.join(existing)} already in {folder}; export into an empty folder "
+            "or remove them first"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(demo_project_root(), files.project)
+    shutil.copyfile(demo_rules_path(), files.rules)
+    _build_database((_DATA / "shop.sql").read_text(encoding="utf-8"), files.database)
+    return files
 
 
 def _build_database(script: str, target: Path) -> None:

@@ -6,6 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from langchain_agent_rules.demo import (
     DEMO_QUESTIONS,
     demo_database_url,
@@ -88,3 +90,30 @@ def test_the_demo_rules_hold_in_code_emails_eur_and_french() -> None:
     project_2 = store.get_all_by_project(2)
     assert check_answer(project_2, "We have 9 active customers.").status == "needs_revision"
     assert check_answer(project_2, "Nous avons 9 clients actifs.").status == "passed"
+
+
+def test_demo_export_writes_the_files_the_docs_use(tmp_path: Path) -> None:
+    from langchain_agent_rules.cli import main
+    from langchain_agent_rules.demo import demo_project_root, demo_rules_path
+
+    assert main(["demo", "--export", str(tmp_path / "here")]) == 0
+    folder = tmp_path / "here"
+    with sqlite3.connect(folder / "shop.db") as connection:
+        assert connection.execute("SELECT count(*) FROM customers").fetchone()[0] > 0
+    assert (folder / "rules.json").read_bytes() == demo_rules_path().read_bytes()
+    assert (folder / "project" / "docs" / "notes.md").read_bytes() == (
+        demo_project_root() / "docs" / "notes.md"
+    ).read_bytes()
+
+
+def test_demo_export_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from langchain_agent_rules.cli import main
+
+    (tmp_path / "rules.json").write_text("mine", encoding="utf-8")
+    assert main(["demo", "--export", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"agent-rules: error: cannot export the demo data: rules.json already in {tmp_path}; "
+        "export into an empty folder or remove them first\n"
+    )
+    assert (tmp_path / "rules.json").read_text(encoding="utf-8") == "mine"
+    assert not (tmp_path / "shop.db").exists()
