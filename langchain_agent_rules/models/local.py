@@ -104,7 +104,8 @@ class ChatLocalLlama(BaseChatModel):
     model_path: str | None = None
     """The GGUF file; ``None`` means the embedded model, joined from its chunk packages."""
     n_ctx: int = Field(default=4096, gt=0)
-    """The context window in tokens (prompt plus reply)."""
+    """The context window in tokens (prompt plus reply); a longer prompt raises
+    `ContextWindowError` before anything is generated."""
     n_threads: int = Field(default_factory=default_thread_count, gt=0)
     """CPU threads for prompt processing and generation."""
     temperature: float = Field(default=0.0, ge=0.0)
