@@ -75,7 +75,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, model_validator
 
-from langchain_agent_rules.errors import ModelUnavailableError
+from langchain_agent_rules.errors import AgentConfigurationError, ModelUnavailableError
 from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
@@ -276,7 +276,7 @@ def _grammar_functions(
         return functions, False
     if tool_choice in names:
         return [functions[names.index(tool_choice)]], False
-    raise ValueError(
+    raise AgentConfigurationError(
         f"tool_choice={tool_choice!r} is not possible with the bound tools "
         f"({', '.join(names) or 'none'}); use None, 'auto', 'any', 'required', 'none' "
         "or the name of a bound tool"
