@@ -35,7 +35,7 @@ from langchain_core.tools import BaseTool
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph_sdk.runtime import ServerRuntime
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.options import AgentOptions, describe_problems
@@ -87,6 +87,15 @@ class AgentContext(AgentOptions):
         description="TESTING ONLY: replay these model replies instead of calling a model.",
     )
 
+    def __init__(self, **values: Any) -> None:
+        # AgentOptions's own __init__ would call every problem an agent option's.
+        try:
+            BaseModel.__init__(self, **values)
+        except ValidationError as error:
+            raise AgentConfigurationError(
+                describe_problems(error, "run context", type(self).model_fields)
+            ) from None
+
     def options(self) -> AgentOptions:
         """The agent options of this context."""
         return AgentOptions(**self.model_dump(include=set(AgentOptions.model_fields)))
@@ -102,12 +111,9 @@ def parse_context(raw: Any) -> AgentContext:
         raise AgentConfigurationError(
             f"the run context must be an object, got {type(raw).__name__}"
         )
-    try:
-        return AgentContext.model_validate(raw)
-    except ValidationError as error:
-        raise AgentConfigurationError(
-            describe_problems(error, "run context", AgentContext.model_fields)
-        ) from None
+    if not all(isinstance(key, str) for key in raw):
+        raise AgentConfigurationError("the run context's keys must be strings naming its fields")
+    return AgentContext(**raw)
 
 
 @lru_cache(maxsize=4)

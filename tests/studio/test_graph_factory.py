@@ -116,6 +116,15 @@ def test_a_bad_context_names_the_problem(studio: ModuleType, raw: Any, complaint
     assert complaint in str(caught.value)
 
 
+def test_a_bad_context_value_is_one_plain_sentence_not_a_nested_one(studio: ModuleType) -> None:
+    with pytest.raises(AgentConfigurationError) as caught:
+        studio.parse_context({"max_iterations": "many"})
+
+    assert str(caught.value) == (
+        "invalid run context (max_iterations: Input should be a valid integer, got 'many')"
+    )
+
+
 def test_the_context_carries_every_agent_option(studio: ModuleType) -> None:
     from langchain_agent_rules.agent.options import AgentOptions
 
