@@ -279,8 +279,6 @@ def test_every_api_message_in_docs_errors_is_the_real_one(
         message = error_of(action)
         message = message.replace(str(demo), DOC_FOLDER)
         message = message.replace(f"127.0.0.1:{port}", "127.0.0.1:11434")
-        if message.startswith("the local model needs") and "llama_cpp" in sys.modules:
-            continue  # with the local extra installed the model loads further
         assert message in quoted, message
 
 
@@ -341,3 +339,31 @@ def test_every_studio_message_in_docs_errors_is_the_real_one(studio: ModuleType)
             )
         )
         assert message in quoted, message
+
+
+def test_the_tree_in_docs_errors_is_the_one_in_the_errors_module() -> None:
+    from langchain_agent_rules import errors
+
+    [tree] = [
+        block
+        for block in fenced_blocks(ERRORS_DOC.read_text(encoding="utf-8"), "text")
+        if block.startswith("AgentRulesError")
+    ]
+    assert errors.__doc__ is not None
+    docstring_tree = "\n".join(
+        line.removeprefix("    ")
+        for line in errors.__doc__.splitlines()
+        if line.startswith("    ") and ("AgentRulesError" in line or line.lstrip()[:1] in "│├└")
+    )
+    assert tree == docstring_tree
+    names = {word for word in tree.split() if word.endswith("Error") and word[0].isupper()}
+    assert names == set(errors.__all__)
+
+
+def test_the_python_blocks_of_docs_errors_run(capsys: pytest.CaptureFixture[str]) -> None:
+    for block in fenced_blocks(ERRORS_DOC.read_text(encoding="utf-8"), "python"):
+        exec(compile(block, str(ERRORS_DOC), "exec"), {})
+    assert capsys.readouterr().out == (
+        "invalid agent options (max_iterations: Input should be greater than or equal to 1, "
+        "got 0)\n"
+    )
