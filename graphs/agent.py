@@ -25,6 +25,8 @@ replays those replies (pair it with ``protocol="text"`` to script fenced tool ca
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -33,12 +35,12 @@ from langchain_core.tools import BaseTool
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph_sdk.runtime import ServerRuntime
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.options import AgentOptions, describe_problems
 from langchain_agent_rules.demo import demo_database_url, demo_project_root, demo_rules_path
-from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.errors import AgentConfigurationError, AgentRulesError
 from langchain_agent_rules.models.resolve import resolve_chat_model
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.open import open_rule_store
@@ -51,6 +53,8 @@ from langchain_agent_rules.tools.sql_query import SqlQueryTool
 __all__ = ["PLATFORM_STORE", "AgentContext", "make_graph"]
 
 PLATFORM_STORE = "store"
+# The parameter each context field is passed as, named by the errors of what it builds.
+_PARAMETERS = {"database_url": "engine_or_url", "file_root": "root_dir"}
 
 
 class AgentContext(AgentOptions):
@@ -83,6 +87,15 @@ class AgentContext(AgentOptions):
         description="TESTING ONLY: replay these model replies instead of calling a model.",
     )
 
+    def __init__(self, **values: Any) -> None:
+        # AgentOptions's own __init__ would call every problem an agent option's.
+        try:
+            BaseModel.__init__(self, **values)
+        except ValidationError as error:
+            raise AgentConfigurationError(
+                describe_problems(error, "run context", type(self).model_fields)
+            ) from None
+
     def options(self) -> AgentOptions:
         """The agent options of this context."""
         return AgentOptions(**self.model_dump(include=set(AgentOptions.model_fields)))
@@ -98,12 +111,9 @@ def parse_context(raw: Any) -> AgentContext:
         raise AgentConfigurationError(
             f"the run context must be an object, got {type(raw).__name__}"
         )
-    try:
-        return AgentContext.model_validate(raw)
-    except ValidationError as error:
-        raise AgentConfigurationError(
-            describe_problems(error, "run context", AgentContext.model_fields)
-        ) from None
+    if not all(isinstance(key, str) for key in raw):
+        raise AgentConfigurationError("the run context's keys must be strings naming its fields")
+    return AgentContext(**raw)
 
 
 @lru_cache(maxsize=4)
@@ -118,29 +128,48 @@ def _sql_tool(database_url: str) -> SqlQueryTool:
 
 @lru_cache(maxsize=8)
 def _rule_file(spec: str) -> RuleReader:
-    return open_rule_store(spec)
+    # A mistyped path is an error, never an empty store.
+    return open_rule_store(spec, must_exist=True)
+
+
+@contextmanager
+def _field(name: str) -> Iterator[None]:
+    """Our errors raised inside name the context field whose value caused them."""
+    try:
+        yield
+    except AgentRulesError as error:
+        message = str(error)
+        parameter = _PARAMETERS.get(name, name)
+        if message.startswith(f"{parameter} "):
+            message = name + message.removeprefix(parameter)
+        else:
+            message = f"{name}: {message}"
+        raise type(error)(f"invalid run context: {message}") from None
 
 
 def _model(context: AgentContext) -> BaseChatModel:
     if context.scripted_replies is not None:
         return ScriptedChatModel(context.scripted_replies)
-    return _chat_model(context.model)
+    with _field("model"):
+        return _chat_model(context.model)
 
 
 def _tools(context: AgentContext) -> list[BaseTool]:
-    tools: list[BaseTool] = [
-        _sql_tool(context.database_url or demo_database_url()),
-        FileReadTool(context.file_root or demo_project_root()),
-    ]
+    with _field("database_url"):
+        tools: list[BaseTool] = [_sql_tool(context.database_url or demo_database_url())]
+    with _field("file_root"):
+        tools.append(FileReadTool(context.file_root or demo_project_root()))
     if context.allowed_hosts:
-        tools.append(HttpGetTool(allowed_hosts=context.allowed_hosts))
+        with _field("allowed_hosts"):
+            tools.append(HttpGetTool(allowed_hosts=context.allowed_hosts))
     return tools
 
 
 def _rules(context: AgentContext, store: BaseStore) -> RuleReader:
     if context.rules == PLATFORM_STORE:
         return LangGraphRuleStore(store)
-    return _rule_file(context.rules or str(demo_rules_path()))
+    with _field("rules"):
+        return _rule_file(context.rules or str(demo_rules_path()))
 
 
 def build_agent(context: AgentContext, store: BaseStore) -> Pregel[Any, Any]:

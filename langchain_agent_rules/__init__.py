@@ -22,6 +22,7 @@ from langchain_agent_rules.display import (
 from langchain_agent_rules.errors import (
     AgentConfigurationError,
     AgentRulesError,
+    ContextWindowError,
     DuplicateRuleError,
     InvalidToolCallError,
     IterationLimitError,
@@ -95,6 +96,7 @@ __all__ = [
     "ApprovalHandler",
     "ChatLocalLlama",
     "CheckFailure",
+    "ContextWindowError",
     "DuplicateRuleError",
     "EffectiveRules",
     "FileReadTool",

@@ -8,20 +8,21 @@ ends a run or a store operation::
     ├── RuleValidationError        a rule field is invalid (also a ValueError)
     ├── RuleStoreError             a rule store cannot read or write its data (a RuntimeError)
     │   ├── DuplicateRuleError     create() of an id that already exists
-    │   └── RuleNotFoundError      get()/update()/delete() of an unknown id
-    ├── ToolConfigurationError     bad tool configuration, raised at construction
-    ├── AgentConfigurationError    bad agent configuration, raised at construction
+    │   └── RuleNotFoundError      get()/update()/delete() of an unknown id (also a KeyError)
+    ├── ToolConfigurationError     bad tool configuration, raised at construction (a ValueError)
+    ├── AgentConfigurationError    bad agent configuration, raised at construction (a ValueError)
     ├── InvalidToolCallError       bad arguments from the model (a ToolException)
     ├── ToolExecutionError         a limit breached or a failure while running (a ToolException)
     ├── IterationLimitError        a budget was spent with on_limit="raise" (a RuntimeError)
-    └── ModelUnavailableError      a model cannot be loaded or reached (a RuntimeError)
+    ├── ModelUnavailableError      a model cannot be loaded or reached (a RuntimeError)
+    └── ContextWindowError         a prompt longer than the model's context (a RuntimeError)
 
 `InvalidToolCallError` and `ToolExecutionError` subclass
 `langchain_core.tools.ToolException`, so LangChain's `handle_tool_error` turns them
 into observations the model can read. The errors that end a run are also
 `RuntimeError`s (configuration errors are `ValueError`s): the LangGraph server shows the
 message of those two kinds to its clients and hides every other one behind "An internal
-error occurred".
+error occurred". docs/errors.md lists, by audience, every error with an example message.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from langchain_core.tools import ToolException
 __all__ = [
     "AgentConfigurationError",
     "AgentRulesError",
+    "ContextWindowError",
     "DuplicateRuleError",
     "InvalidToolCallError",
     "IterationLimitError",
@@ -89,3 +91,11 @@ class IterationLimitError(AgentRulesError, RuntimeError):
 
 class ModelUnavailableError(AgentRulesError, RuntimeError):
     """A chat model cannot be loaded or reached; the message says what to run to fix it."""
+
+
+class ContextWindowError(AgentRulesError, RuntimeError):
+    """A prompt has more tokens than the model's context window; nothing was generated.
+
+    The message gives both figures and the ways out: a larger context (``n_ctx``) or a
+    shorter conversation (a new thread, smaller tool results).
+    """

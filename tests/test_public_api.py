@@ -28,6 +28,7 @@ EXPECTED_EXPORTS = {
     "AgentState",
     "ApprovalHandler",
     "ChatLocalLlama",
+    "ContextWindowError",
     "DuplicateRuleError",
     "EffectiveRules",
     "FileReadTool",

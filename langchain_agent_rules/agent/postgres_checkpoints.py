@@ -2,7 +2,9 @@
 
 Several agent workers that share one PostgreSQL database share their threads: a run
 paused for approval by one worker can be resumed, and its trace read, by any other.
-Needs the ``postgres`` extra (``langgraph-checkpoint-postgres`` and psycopg 3).
+A URL without ``connect_timeout`` gets `POSTGRES_CONNECT_TIMEOUT_SECONDS` (as a rule
+store's does), so an unreachable server is an error in bounded time. Needs the
+``postgres`` extra (``langgraph-checkpoint-postgres`` and psycopg 3).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.rules.open import POSTGRES_CONNECT_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
     import psycopg
@@ -23,12 +26,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POSTGRES_URL_SCHEMES",
+    "UNUSABLE_SERVER_TEMPLATE",
     "is_postgres_url",
     "open_postgres_checkpointer",
     "redacted",
 ]
 
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
+UNUSABLE_SERVER_TEMPLATE = (
+    "cannot use {url} as a PostgreSQL checkpointer: {detail}; give the URL of a running "
+    "server's database that this user may write to (postgresql://user:password@host:port/db)"
+)
 _SETUP_LOCK_KEY = 0x61676E745F636B70  # any fixed 64-bit number shared by every worker
 _SETUP_LOCK_POLL_SECONDS = 0.05
 
@@ -42,7 +50,7 @@ def redacted(url: str) -> str:
     """``url`` with its password replaced by ``***``, fit for an error message."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         return "the given URL"
 
 
@@ -56,11 +64,23 @@ def open_postgres_checkpointer(url: str) -> Iterator[PostgresSaver]:
     try:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
     except ImportError:
         raise AgentConfigurationError(
             "PostgreSQL checkpoints need the postgres extra: "
             'pip install "langchain-agent-rules[postgres]"'
         ) from None
+    shown = redacted(url)
+    try:
+        options = conninfo_to_dict(url)
+    except psycopg.Error:
+        # libpq's own message quotes the whole URL, password included.
+        detail = "not a valid PostgreSQL URL"
+        raise AgentConfigurationError(
+            UNUSABLE_SERVER_TEMPLATE.format(url=shown, detail=detail)
+        ) from None
+    if "connect_timeout" not in options:
+        url = make_conninfo(url, connect_timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS)
     with ExitStack() as stack:
         try:
             saver = stack.enter_context(PostgresSaver.from_conn_string(url))
@@ -70,7 +90,7 @@ def open_postgres_checkpointer(url: str) -> Iterator[PostgresSaver]:
         except psycopg.Error as error:
             detail = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             raise AgentConfigurationError(
-                f"cannot use {redacted(url)} as a PostgreSQL checkpointer: {detail}"
+                UNUSABLE_SERVER_TEMPLATE.format(url=shown, detail=detail)
             ) from None
         yield saver
 

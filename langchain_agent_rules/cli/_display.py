@@ -39,8 +39,7 @@ RULE_STATUS_STYLES = {
     "omitted": "yellow",
 }
 _ARGS_WIDTH = 70
-_OBSERVATION_WIDTH = 60
-# A longer id folds, so the content column keeps room at 80 columns.
+# A longer id (or tool name and rule marks) folds, so the text columns keep room at 80.
 _RULE_WIDTH = 24
 # C0 and C1 control characters but newline: a rules file must not drive the terminal.
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
@@ -53,7 +52,7 @@ def shorten(text: str, width: int) -> str:
 
 
 def _args_text(args: Mapping[str, Any]) -> str:
-    return shorten(json.dumps(args, ensure_ascii=False), _ARGS_WIDTH)
+    return _printable(shorten(json.dumps(args, ensure_ascii=False), _ARGS_WIDTH))
 
 
 def rule_marks(step: Mapping[str, Any]) -> str:
@@ -128,29 +127,37 @@ def _remaining(
 
 
 def trace_table(thread_id: str, steps: Sequence[Mapping[str, Any]]) -> Table:
-    """A stored trace as a table: one row per tool call, with what the rules did to it."""
-    table = Table(title=f"trace of thread {thread_id}", title_justify="left")
-    for column, justify in (
-        ("step", "right"),
-        ("tool", "left"),
-        ("status", "left"),
-        ("ms", "right"),
-        ("args", "left"),
-        ("observation", "left"),
-        ("rules", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    """A stored trace as a table whose arguments and observations wrap: nothing is cut.
+
+    One row per tool call; the second column holds the tool over its status, time and
+    what the rules did to the call, so the arguments and the observation share the rest
+    of the width (about 28 columns each on an 80-column terminal).
+    """
+    table = Table(
+        title=f"trace of thread {thread_id}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    table.add_column("step", justify="right", no_wrap=True)
+    table.add_column("tool\nstatus, time", overflow="fold", max_width=_RULE_WIDTH)
+    table.add_column("args", overflow="fold", ratio=1)
+    table.add_column("observation", overflow="fold", ratio=1)
     for step in steps:
         status = str(step["status"])
-        style = STATUS_STYLES.get(status, "red")
+        call = Text(_printable(str(step["tool"])), style="bold")
+        call.append(f"\n{status}", style=STATUS_STYLES.get(status, "red"))
+        call.append(f", {float(step['duration_ms']):.0f} ms", style="dim")
+        marks = rule_marks(step)
+        if marks:
+            call.append(f"\nrule {_printable(marks)}", style="yellow")
         table.add_row(
             str(step["step"]),
-            escape(str(step["tool"])),
-            f"[{style}]{escape(status)}[/{style}]",
-            f"{float(step['duration_ms']):.0f}",
-            escape(_args_text(step["args"])),
-            escape(shorten(str(step["observation"]), _OBSERVATION_WIDTH)),
-            f"[yellow]{escape(rule_marks(step))}[/yellow]",
+            call,
+            Text(_printable(json.dumps(step["args"], ensure_ascii=False))),
+            Text(_printable(str(step["observation"]))),
         )
     return table
 

@@ -2,8 +2,9 @@
 
 ``run`` answers one question with the tools its flags enable (``--db`` for ``sql_query``,
 ``--root`` for ``file_read``, ``--allow-host`` for ``http_get``), showing each step live
-and the answer as the model writes it, and stores the run in a SQLite checkpoint file
-so ``trace THREAD`` can print it later and ``--thread`` can continue it. What the rules'
+and the answer as the model writes it, and stores the run in a checkpoint file (or a
+PostgreSQL database) so ``trace THREAD`` can print it later and ``--thread`` can continue
+it. Every flag is checked before the model loads (`cli._inputs`). What the rules'
 checks did is shown after the answer (one line per rule event) and beside each tool
 call. ``demo`` runs the four example questions on the shipped demo data. Both take every
 `AgentOptions` field as a flag (``--max-iterations``, ``--max-total-tokens``, ...); a tool
@@ -16,33 +17,30 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from langchain_agent_rules.agent.facade import RulesAgent
 from langchain_agent_rules.agent.options import AgentOptions
-from langchain_agent_rules.agent.postgres_checkpoints import (
-    is_postgres_url,
-    open_postgres_checkpointer,
-    redacted,
-)
+from langchain_agent_rules.agent.postgres_checkpoints import redacted
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.cli._display import print_result, print_step, trace_table
+from langchain_agent_rules.cli._inputs import (
+    checkpoint_target,
+    open_checkpointer,
+    rule_store,
+    run_tools,
+    stored_checkpoints,
+)
 from langchain_agent_rules.cli._options import add_agent_options, agent_options
 from langchain_agent_rules.demo import (
     DEMO_QUESTIONS,
@@ -53,20 +51,72 @@ from langchain_agent_rules.demo import (
 )
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.models.resolve import resolve_chat_model
-from langchain_agent_rules.models.weights import cache_dir
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
-from langchain_agent_rules.rules.open import open_rule_store
-from langchain_agent_rules.rules.store import RuleReader
 from langchain_agent_rules.tools.file_read import FileReadTool
-from langchain_agent_rules.tools.http_get import HttpGetTool
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
-__all__ = ["default_checkpoints_path", "register"]
+__all__ = ["register"]
 
 
-def default_checkpoints_path() -> Path:
-    """Where runs are stored when ``--checkpoints`` is not given: the cache folder."""
-    return cache_dir() / "runs.sqlite"
+RUN_DESCRIPTION = """\
+Answer a question with the agent, showing each tool call as it happens and the
+answer as the model writes it. The flags give it its tools: --db a database
+(sql_query), --root a folder (file_read), --allow-host the hosts it may fetch
+from (http_get); --store gives it rules. Each run is stored (--checkpoints):
+agent-rules trace THREAD prints it later, --thread continues it.
+
+Every flag is checked before the model loads: a wrong value is one error line,
+exit code 1, and nothing is written."""
+RUN_EPILOG = """\
+examples (in the folder agent-rules demo --export demo writes; cd demo first):
+  agent-rules run "How many active customers do we have?" --db sqlite:///shop.db
+  agent-rules run "When does the next release ship?" --root project
+  agent-rules run "What is the total amount of all orders?" \\
+      --db sqlite:///shop.db --store rules.json --project-id 1
+  agent-rules run "Which customers live in Lyon?" --db sqlite:///shop.db \\
+      --thread lyon --require-approval sql_query
+  agent-rules run "And in Paris?" --db sqlite:///shop.db --thread lyon
+  agent-rules run "How many products are there?" --db sqlite:///shop.db --json
+
+where rules and runs live:
+  --store         rules.json, sqlite:///rules.db or postgresql://user:pw@host/db
+  --checkpoints   runs.sqlite or postgresql://user:pw@host/db
+                  (default: runs.sqlite in the cache folder)"""
+
+TRACE_DESCRIPTION = """\
+Print the tool calls of a thread's last run: each call's arguments, status,
+time, what it returned and what the rules' checks did to it. Runs are read
+from where agent-rules run stored them (--checkpoints, the same default)."""
+TRACE_EPILOG = """\
+examples:
+  agent-rules trace lyon          the last run of the thread named "lyon"
+  agent-rules trace lyon --json   its steps as JSON"""
+
+DEMO_DESCRIPTION = """\
+Answer four example questions on shipped demo data: a shop database (sql_query),
+a project folder (file_read) and a rules file whose checks redact e-mail
+addresses, require EUR amounts in project 1 and French in project 2. Shows each
+step and what the rules' checks did. --export writes the same data into a
+folder of yours, for the examples of run and of the docs."""
+DEMO_EPILOG = """\
+examples:
+  agent-rules demo                            on the embedded model
+  agent-rules demo --model ollama:qwen2.5:7b  on an Ollama model
+  agent-rules demo --export demo              writes the demo data into demo/"""
+
+MODEL_HELP = (
+    'the chat model: "local" (the embedded model, default), "local:/path/model.gguf" '
+    'or "ollama:<name>"'
+)
+CHECKPOINTS_HELP = (
+    "where runs are stored: a SQLite file (default: runs.sqlite in the cache folder) "
+    "or a postgresql:// URL shared by several workers"
+)
+STORE_HELP = (
+    "the rules to follow: a JSON rules file, or a database URL such as sqlite:///rules.db "
+    "or postgresql://user:password@host/db (default: no rules)"
+)
+EXPORT_EXISTS_TEMPLATE = "--export: {folder} is a file; give a folder (it is created if missing)"
 
 
 def register(subparsers: Any) -> None:
@@ -74,48 +124,65 @@ def register(subparsers: Any) -> None:
     run = subparsers.add_parser(
         "run",
         help="answer a question with the agent, showing each step",
-        description="Answer a question with the agent, showing each step as it happens.",
+        description=RUN_DESCRIPTION,
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("question", help="the question or task")
+    run.add_argument("question", help="the question or task, in quotes")
     _add_model_option(run)
-    run.add_argument("--db", metavar="URL", help="SQLAlchemy URL of a database (sql_query)")
-    run.add_argument("--root", metavar="DIR", help="project folder the agent may read (file_read)")
+    run.add_argument(
+        "--db",
+        metavar="URL",
+        help="the database sql_query may read: sqlite:///PATH or "
+        "postgresql://user:password@host/db",
+    )
+    run.add_argument("--root", metavar="DIR", help="the folder whose files file_read may read")
     run.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="HOST",
-        help="a host the agent may fetch from (http_get); repeatable, *.example.com allowed",
+        help="a host http_get may fetch from, such as api.example.com or *.example.com "
+        "(its subdomains); repeatable",
     )
-    run.add_argument("--rules", metavar="PATH", help="a JSON rules file or a rule store URL")
-    run.add_argument("--thread", metavar="ID", help="continue or name this conversation")
+    run.add_argument("--store", "--rules", dest="store", metavar="PATH_OR_URL", help=STORE_HELP)
+    run.add_argument(
+        "--thread",
+        metavar="ID",
+        help="continue this conversation, or name a new one (default: a new random id)",
+    )
     _add_checkpoints_option(run)
-    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.add_argument(
+        "--json", action="store_true", help="print the run's result as JSON, nothing live"
+    )
     add_agent_options(run)
     run.set_defaults(handler=_run_command)
 
     trace = subparsers.add_parser(
         "trace",
-        help="print the stored trace of a run",
-        description="Print the tool calls of the last run of a thread.",
+        help="print the tool calls of a stored run",
+        description=TRACE_DESCRIPTION,
+        epilog=TRACE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    trace.add_argument("thread", help="the thread id that run printed")
+    trace.add_argument("thread", help="the thread id agent-rules run printed after its answer")
     _add_checkpoints_option(trace)
-    trace.add_argument("--json", action="store_true", help="print the trace as JSON")
+    trace.add_argument("--json", action="store_true", help="print the steps as JSON")
     trace.set_defaults(handler=_trace_command)
 
     demo = subparsers.add_parser(
         "demo",
         help="the agent on shipped example data (a shop database, files, rules)",
-        description="Answer four example questions on a shipped shop database, project "
-        "files and rules file, showing each step and what the rules' checks did.",
+        description=DEMO_DESCRIPTION,
+        epilog=DEMO_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     demo.add_argument(
         "--export",
         metavar="DIR",
         type=Path,
-        help="write the demo data into DIR (shop.db, project/, rules.json) and stop; "
-        "the examples in the docs use these files",
+        help="write the demo data into DIR (shop.db, project/, rules.json; never over "
+        "existing files) and stop",
     )
     _add_model_option(demo)
     _add_checkpoints_option(demo)
@@ -125,31 +192,22 @@ def register(subparsers: Any) -> None:
 
 
 def _add_model_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model",
-        default="local",
-        help='the chat model: "local" (default, the embedded model), "local:/path/model.gguf" '
-        'or "ollama:<name>"',
-    )
+    parser.add_argument("--model", default="local", metavar="MODEL", help=MODEL_HELP)
 
 
 def _add_checkpoints_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--checkpoints",
-        metavar="PATH_OR_URL",
-        help="SQLite file where runs are stored (default: runs.sqlite in the cache folder), "
-        "or a postgresql:// URL shared by several workers",
-    )
+    parser.add_argument("--checkpoints", metavar="PATH_OR_URL", help=CHECKPOINTS_HELP)
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    # Checked before the model loads, so a typo costs no load time.
+    # Everything is checked before the model loads, so a typo costs no load time.
     options = agent_options(args)
-    tools = _tools(args.db, args.root, args.allow_host)
-    rules = _rules(args.rules)
+    tools = run_tools(args.db, args.root, args.allow_host)
+    rules = None if args.store is None else rule_store(args.store, options.project_id)
+    checkpoints = checkpoint_target(args.checkpoints)
     console = Console(highlight=False)
-    with _checkpointer(args.checkpoints) as saver:
-        model = _load_model(args.model, console, quiet=args.json)
+    model = _load_model(args.model, console, quiet=args.json)
+    with open_checkpointer(checkpoints) as saver:
         approval = _TerminalApproval()
         agent = RulesAgent(
             model, tools, rules=rules, approve=approval, checkpointer=saver, options=options
@@ -162,17 +220,11 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def _trace_command(args: argparse.Namespace) -> int:
-    where = redacted(args.checkpoints) if is_postgres_url(args.checkpoints) else None
-    if where is None:
-        path = Path(args.checkpoints) if args.checkpoints else default_checkpoints_path()
-        if not path.is_file():
-            raise AgentConfigurationError(
-                f"no checkpoint file at {path}; runs are stored there by agent-rules run"
-            )
-        where = str(path)
-    with _checkpointer(args.checkpoints) as saver:
+    checkpoints = stored_checkpoints(args.checkpoints)
+    with open_checkpointer(checkpoints) as saver:
         stored = saver.get_tuple({"configurable": {"thread_id": args.thread}})
     if stored is None:
+        where = redacted(checkpoints) if isinstance(checkpoints, str) else checkpoints
         raise AgentConfigurationError(f"no run stored for thread {args.thread!r} in {where}")
     trace = list(stored.checkpoint["channel_values"].get("trace") or [])
     if args.json:
@@ -189,6 +241,7 @@ def _demo_command(args: argparse.Namespace) -> int:
     if args.export is not None:
         return _export_demo(args.export, console)
     options = agent_options(args)
+    checkpoints = checkpoint_target(args.checkpoints)
     tools: list[BaseTool] = [
         SqlQueryTool(demo_database_url(), include_schema=True),
         FileReadTool(demo_project_root()),
@@ -198,8 +251,8 @@ def _demo_command(args: argparse.Namespace) -> int:
         f"[bold]Demo[/bold]: a shop database (sql_query), the project folder "
         f"{demo_project_root()} (file_read) and the rules in {demo_rules_path()}"
     )
-    with _checkpointer(args.checkpoints) as saver:
-        model = _load_model(args.model, console, quiet=False)
+    model = _load_model(args.model, console, quiet=False)
+    with open_checkpointer(checkpoints) as saver:
         approval = _TerminalApproval()
         for demo in DEMO_QUESTIONS:
             agent = RulesAgent(
@@ -218,72 +271,17 @@ def _demo_command(args: argparse.Namespace) -> int:
 
 
 def _export_demo(folder: Path, console: Console) -> int:
+    if folder.exists() and not folder.is_dir():
+        raise AgentConfigurationError(EXPORT_EXISTS_TEMPLATE.format(folder=folder))
     try:
         files = export_demo(folder)
-    except (FileExistsError, OSError) as error:
-        raise AgentConfigurationError(f"cannot export the demo data: {error}") from None
+    except OSError as error:
+        raise AgentConfigurationError(f"--export: {error}") from None
     console.print(
         f"Wrote the demo data into {folder}: {files.database.name} (sqlite:///{files.database.name}"
         f"), {files.project.name}/ and {files.rules.name}"
     )
     return 0
-
-
-def _tools(db: str | None, root: str | None, allowed_hosts: list[str]) -> list[BaseTool]:
-    tools: list[BaseTool] = []
-    if db is not None:
-        _check_sqlite_file_exists(db)
-        tools.append(SqlQueryTool(db, include_schema=True))
-    if root is not None:
-        tools.append(FileReadTool(root))
-    if allowed_hosts:
-        tools.append(HttpGetTool(allowed_hosts=allowed_hosts))
-    return tools
-
-
-def _check_sqlite_file_exists(db: str) -> None:
-    """SQLite would create a missing file and the agent would see an empty database."""
-    try:
-        url = make_url(db)
-    except ArgumentError:
-        return  # SqlQueryTool reports the malformed URL
-    database = url.database or ":memory:"
-    if (
-        url.get_backend_name() == "sqlite"
-        and database != ":memory:"
-        and not Path(database).is_file()
-    ):
-        raise AgentConfigurationError(f"--db: no SQLite database file at {url.database}")
-
-
-def _rules(spec: str | None) -> RuleReader | None:
-    if spec is None:
-        return None
-    if "://" not in spec and not Path(spec).is_file():
-        raise AgentConfigurationError(f"--rules: no rules file at {spec}")
-    return open_rule_store(spec)
-
-
-@contextmanager
-def _checkpointer(spec: str | None) -> Iterator[BaseCheckpointSaver[Any]]:
-    if is_postgres_url(spec):
-        with open_postgres_checkpointer(spec) as postgres_saver:
-            yield postgres_saver
-        return
-    target = Path(spec) if spec else default_checkpoints_path()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(target, check_same_thread=False)
-        saver = SqliteSaver(connection)
-        saver.setup()
-    except (OSError, sqlite3.Error) as error:
-        raise AgentConfigurationError(
-            f"--checkpoints: cannot use {target} as a SQLite checkpoint file: {error}"
-        ) from None
-    try:
-        yield saver
-    finally:
-        connection.close()
 
 
 def _load_model(spec: str, console: Console, *, quiet: bool) -> BaseChatModel:

@@ -112,7 +112,8 @@ def run_probe(argv: Sequence[str], timeout: float = PROBE_TIMEOUT_SECONDS) -> No
     except subprocess.TimeoutExpired:
         raise ModelUnavailableError(
             f"llama.cpp's probe did not finish in {timeout:.0f} s (loading the model and "
-            "decoding a few tokens); is the machine out of memory or very busy?"
+            "decoding a few tokens): the machine is short of memory or very busy; free memory "
+            "or wait for other work to finish, then try again"
         ) from None
     if child.returncode < 0 and -child.returncode in _CRASH_SIGNALS:
         name = signal.Signals(-child.returncode).name

@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from langchain_agent_rules.errors import ContextWindowError
 from langchain_agent_rules.models._prefix_cache import PrefixCache
 from langchain_agent_rules.models._tool_grammar import ReplyGrammar
 
-__all__ = ["CallUsage", "LlamaRunner", "Sampling"]
+__all__ = ["CONTEXT_WINDOW_TEMPLATE", "CallUsage", "LlamaRunner", "Sampling", "room_for_reply"]
 
 _TOP_K, _TOP_P, _MIN_P, _PENALTY_LAST_N = 40, 0.95, 0.05, 64
 
@@ -68,8 +69,21 @@ class CallUsage:
     finish_reason: str = "stop"
 
 
-class ContextWindowError(ValueError):
-    """The prompt does not fit in the model's context window."""
+CONTEXT_WINDOW_TEMPLATE = (
+    "the prompt has {prompt_tokens:,} tokens, more than the model's context window of "
+    "{n_ctx:,} (n_ctx); give the model a larger n_ctx, or shorten the conversation: a new "
+    "thread, fewer or smaller tool results (max_observation_bytes)"
+)
+
+
+def room_for_reply(prompt_tokens: int, n_ctx: int) -> int:
+    """The tokens left for the reply; `ContextWindowError` when the prompt leaves none."""
+    room = n_ctx - prompt_tokens
+    if room <= 0:
+        raise ContextWindowError(
+            CONTEXT_WINDOW_TEMPLATE.format(prompt_tokens=prompt_tokens, n_ctx=n_ctx)
+        )
+    return room
 
 
 class LlamaRunner:
@@ -129,12 +143,7 @@ class LlamaRunner:
         with self.lock:
             segments = self.segments(messages)
             usage.prompt_tokens = sum(len(segment) for segment in segments)
-            room = self.llama.n_ctx() - usage.prompt_tokens
-            if room <= 0:
-                raise ContextWindowError(
-                    f"the prompt has {usage.prompt_tokens} tokens, more than the context "
-                    f"window of {self.llama.n_ctx()}; raise n_ctx or shorten the conversation"
-                )
+            room = room_for_reply(usage.prompt_tokens, self.llama.n_ctx())
             cacheable = messages[0].get("role") == "system"
             usage.cached_tokens = self._evaluate(segments[:-1], cacheable)
             limit = min(sampling.max_tokens, room)

@@ -75,7 +75,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, model_validator
 
-from langchain_agent_rules.errors import ModelUnavailableError
+from langchain_agent_rules.errors import AgentConfigurationError, ModelUnavailableError
 from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
@@ -104,7 +104,8 @@ class ChatLocalLlama(BaseChatModel):
     model_path: str | None = None
     """The GGUF file; ``None`` means the embedded model, joined from its chunk packages."""
     n_ctx: int = Field(default=4096, gt=0)
-    """The context window in tokens (prompt plus reply)."""
+    """The context window in tokens (prompt plus reply); a longer prompt raises
+    `ContextWindowError` before anything is generated."""
     n_threads: int = Field(default_factory=default_thread_count, gt=0)
     """CPU threads for prompt processing and generation."""
     temperature: float = Field(default=0.0, ge=0.0)
@@ -275,7 +276,7 @@ def _grammar_functions(
         return functions, False
     if tool_choice in names:
         return [functions[names.index(tool_choice)]], False
-    raise ValueError(
+    raise AgentConfigurationError(
         f"tool_choice={tool_choice!r} is not possible with the bound tools "
         f"({', '.join(names) or 'none'}); use None, 'auto', 'any', 'required', 'none' "
         "or the name of a bound tool"

@@ -40,6 +40,9 @@ BINARY_FILE = (
     "The file {path!r} is binary or not UTF-8 text, so it is not shown. Read text files only."
 )
 OFFSET_PAST_END = "The offset {offset} is past the end of {path!r}, which has {size} bytes."
+MISSING_ROOT = (
+    "root_dir {root!r} is not an existing folder; give the folder whose files the tool may read."
+)
 
 
 class FileReadInput(BaseModel):
@@ -141,7 +144,7 @@ class FileReadTool(BaseTool):
             raise ToolConfigurationError("deny must be a list of patterns, not one string.")
         real_root = os.path.realpath(root_dir)
         if not os.path.isdir(real_root):
-            raise ToolConfigurationError(f"root_dir {str(root_dir)!r} is not an existing folder.")
+            raise ToolConfigurationError(MISSING_ROOT.format(root=str(root_dir)))
         kwargs.setdefault("description", FILE_READ_DESCRIPTION.format(max_bytes=max_bytes))
         super().__init__(root_dir=real_root, max_bytes=max_bytes, deny=tuple(deny), **kwargs)
 

@@ -34,7 +34,14 @@ from langchain_agent_rules.errors import (
 from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
 from langchain_agent_rules.tools._failures import driver_failure
 from langchain_agent_rules.tools._text import utf8_prefix, valid_text
-from langchain_agent_rules.tools.url_guard import CheckedURL, Resolver, check_url, system_resolver
+from langchain_agent_rules.tools.url_guard import (
+    HOST_PATTERN_FORMS,
+    CheckedURL,
+    Resolver,
+    check_url,
+    host_pattern_problem,
+    system_resolver,
+)
 
 __all__ = ["HTTP_GET_DESCRIPTION", "HttpGetInput", "HttpGetTool"]
 
@@ -50,6 +57,7 @@ HTTP_GET_DESCRIPTION = (
 )
 PUBLIC_HOSTS = "public hosts"
 LISTED_HOSTS = "these hosts: {hosts}"
+BAD_HOST_PATTERN = "allowed_hosts entry {entry!r} {problem}; {forms}."
 BINARY_BODY = "<binary content ({content_type}, {size}) not shown>"
 TOO_MANY_REDIRECTS = "Stopped after {max_redirects} redirects; the last one pointed to {url}."
 TIMED_OUT = "Fetching {url} took longer than the {timeout:g} s limit."
@@ -331,6 +339,12 @@ class HttpGetTool(BaseTool):
                 "allowed_hosts must be a list of host names such as ['api.example.com', "
                 f"'*.example.org'] or None; got {allowed_hosts!r}."
             )
+        for entry in allowed_hosts or ():
+            problem = host_pattern_problem(entry)
+            if problem is not None:
+                raise ToolConfigurationError(
+                    BAD_HOST_PATTERN.format(entry=entry, problem=problem, forms=HOST_PATTERN_FORMS)
+                )
         hosts = (
             PUBLIC_HOSTS
             if allowed_hosts is None

@@ -59,8 +59,18 @@ MISSING_DATABASE_FILE = (
     "The SQLite database file {path!r} does not exist; sql_query never creates one. Check "
     "the path (a relative one starts from {cwd!r})."
 )
-NO_TABLES = "The database {url} has no tables or views in its default schema to query."
-UNREADABLE_SCHEMA = "sql_query could not read the tables of {url}: {detail}"
+NO_TABLES = (
+    "The database {url} has no tables or views in its default schema to query; give a "
+    "database with at least one table or view."
+)
+UNREADABLE_SCHEMA = (
+    "sql_query could not read the tables of {url}: {detail}; give the URL of a database "
+    "it can connect to and read."
+)
+BAD_DATABASE_URL = (
+    "engine_or_url must be a SQLAlchemy Engine or a database URL such as "
+    "'sqlite:///shop.db' or 'postgresql://user:password@host/db'; {detail}."
+)
 QUERY_TIMEOUT = (
     "The query was stopped after the {timeout:g} s limit. Make it cheaper: filter with "
     "WHERE, add LIMIT, or avoid large joins."
@@ -356,7 +366,7 @@ def _as_engine(engine_or_url: Engine | str) -> Engine:
         return create_engine(database_url(engine_or_url))
     except (ArgumentError, NoSuchModuleError, ImportError) as error:
         raise ToolConfigurationError(
-            f"engine_or_url must be a SQLAlchemy Engine or database URL; {error}"
+            BAD_DATABASE_URL.format(detail=failure_detail(error))
         ) from None
 
 

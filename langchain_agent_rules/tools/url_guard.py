@@ -27,6 +27,7 @@ __all__ = [
     "Resolver",
     "check_url",
     "host_matches",
+    "host_pattern_problem",
     "is_public_address",
     "parse_ip_literal",
     "system_resolver",
@@ -45,7 +46,13 @@ PRIVATE_ADDRESS = (
     "addresses may be fetched."
 )
 UNRESOLVABLE = "The host {host!r} could not be resolved: {detail}."
+HOST_PATTERN_FORMS = (
+    "give host names such as api.example.com, *.example.com for every subdomain of "
+    "example.com, or IP addresses"
+)
+"""What an allowed-hosts entry may be, for the messages that refuse one."""
 
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_-]+")
 _NUMBER_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
 # IPv6 ranges that embed an IPv4 address which is where the packets really go.
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
@@ -163,6 +170,34 @@ def host_matches(host: str, allowed_hosts: Sequence[str]) -> str | None:
                 return entry
         elif name == pattern.strip("[]"):
             return entry
+    return None
+
+
+def host_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` can never admit a host or would admit every one; ``None`` when fine.
+
+    `host_matches` compares a URL's host name with each entry, so an entry that carries
+    a scheme, a port or a path, or a ``*`` anywhere but in a leading ``*.``, never
+    matches; ``*`` alone would stand for every host. The reason completes a sentence
+    that starts with the entry (``'*' would allow every host``).
+    """
+    if parse_ip_literal(pattern) is not None:
+        return None
+    name = pattern.removeprefix("*.").rstrip(".")
+    if pattern.strip() in ("*", "*.", "**", "*.*"):
+        return "would allow every host"
+    if "://" in pattern:
+        return "is a URL, not a host name"
+    if "*" in name:
+        return "has a * that does not start a *. pattern"
+    if "/" in name:
+        return "has a path"
+    if ":" in name:
+        return "has a port (every port of an allowed host may be fetched)"
+    if not name.isascii():
+        return "is not ASCII (write an international name in its xn-- form)"
+    if not all(_HOST_LABEL.fullmatch(label) for label in name.split(".")):
+        return "is not a host name (letters, digits, '-' and '_' between dots)"
     return None
 
 

@@ -27,8 +27,6 @@ from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.cli._display import print_result, print_step
 from langchain_agent_rules.cli._options import flag_of
-from langchain_agent_rules.rules.memory import InMemoryRuleStore
-from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
@@ -93,13 +91,6 @@ def test_an_unreachable_ollama_server_says_to_start_it(tmp_path: Path) -> None:
     ("flags", "expected"),
     [
         (
-            ["--db", "sqlite:////no/such/shop.db"],
-            "--db: no SQLite database file at /no/such/shop.db",
-        ),
-        (["--db", "nosuchdb://x"], "Can't load plugin: sqlalchemy.dialects:nosuchdb"),
-        (["--root", "/no/such/folder"], "root_dir '/no/such/folder' is not an existing folder."),
-        (["--rules", "/no/such/rules.json"], "--rules: no rules file at /no/such/rules.json"),
-        (
             ["--max-iterations", "0"],
             "--max-iterations: Input should be greater than or equal to 1, got 0",
         ),
@@ -110,7 +101,7 @@ def test_an_unreachable_ollama_server_says_to_start_it(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_bad_flags_are_one_line_before_any_model_loads(
+def test_bad_agent_options_are_one_line_before_any_model_loads(
     tmp_path: Path, flags: list[str], expected: str
 ) -> None:
     # --model gpt-4 would fail too, so the flag's error must come first.
@@ -118,41 +109,16 @@ def test_bad_flags_are_one_line_before_any_model_loads(
     assert expected in _one_error_line(result)
 
 
-def test_an_unusable_checkpoint_file_is_one_line(tmp_path: Path) -> None:
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    result = _agent_rules("run", "Hi", "--checkpoints", str(folder), cache=tmp_path)
-    assert f"--checkpoints: cannot use {folder}" in _one_error_line(result)
-
-
-def test_trace_without_a_checkpoint_file_is_one_line(tmp_path: Path) -> None:
-    result = _agent_rules("trace", "abc", cache=tmp_path)
-    expected = f"no checkpoint file at {tmp_path / 'runs.sqlite'}"
-    assert _one_error_line(result).startswith(expected)
-
-
-NO_DELETES = Rule(
-    id="no_deletes",
-    type="prohibition",
-    target="tool",
-    content="Never delete rows.",
-    check={"tool": "sql_query", "args": r"regex:(?i)\bdelete\b"},
-)
-
-
-def _store_a_run(
-    checkpoints: Path, shop: str, thread_id: str, *first_calls: str, rules: Any = None
-) -> None:
-    calls = [
-        '```tool\n{"tool": "sql_query", "args": {"sql": "' + sql + '"}}\n```'
-        for sql in (*first_calls, "SELECT COUNT(*) AS n FROM users WHERE active = 1")
-    ]
-    model = ScriptedChatModel(steps=[*calls, "FINAL: There are 2 active users."])
+def _store_a_run(checkpoints: Path, shop: str, thread_id: str) -> None:
+    call = (
+        '```tool\n{"tool": "sql_query", "args": {"sql": '
+        '"SELECT COUNT(*) AS n FROM users WHERE active = 1"}}\n```'
+    )
+    model = ScriptedChatModel(steps=[call, "FINAL: There are 2 active users."])
     with sqlite3.connect(checkpoints, check_same_thread=False) as connection:
         agent = create_rules_agent(
             model,
             [SqlQueryTool(shop)],
-            rules=rules,
             protocol="text",
             checkpointer=SqliteSaver(connection),
         )
@@ -171,28 +137,6 @@ def test_trace_reads_a_stored_run_as_json(tmp_path: Path, shop: str) -> None:
     assert (step["tool"], step["status"]) == ("sql_query", "ok")
     assert step["args"] == {"sql": "SELECT COUNT(*) AS n FROM users WHERE active = 1"}
     assert json.loads(step["observation"])["rows"] == [{"n": 2}]
-
-
-def test_trace_prints_a_table_from_the_default_checkpoint_file(tmp_path: Path, shop: str) -> None:
-    _store_a_run(tmp_path / "runs.sqlite", shop, "t-2")
-    result = _agent_rules("trace", "t-2", cache=tmp_path, env={"COLUMNS": "200"})
-    assert result.returncode == 0, result.stderr
-    assert "trace of thread t-2" in result.stdout
-    row = next(line for line in result.stdout.splitlines() if "sql_query" in line)
-    assert "│ ok " in row
-
-
-def test_trace_marks_the_calls_a_rule_stopped(tmp_path: Path, shop: str) -> None:
-    store = InMemoryRuleStore()
-    store.create(NO_DELETES)
-    _store_a_run(tmp_path / "runs.sqlite", shop, "t-4", "DELETE FROM users", rules=store)
-    result = _agent_rules("trace", "t-4", cache=tmp_path, env={"COLUMNS": "250"})
-    assert result.returncode == 0, result.stderr
-    denied = next(line for line in result.stdout.splitlines() if "DELETE" in line)
-    assert "│ denied " in denied
-    assert "no_deletes denied" in denied
-    counted = next(line for line in result.stdout.splitlines() if "COUNT" in line)
-    assert "no_deletes" not in counted  # a check that passed is not marked
 
 
 def _shown(print_it: Any) -> str:
@@ -230,6 +174,12 @@ def test_a_step_line_names_the_rule_that_stopped_it() -> None:
     }
     line = _shown(lambda console: print_step(console, step)).strip()
     assert line == 'sql_query {"sql": "DELETE FROM users"} denied 0 ms (rule no_deletes denied)'
+
+
+def test_a_step_line_shows_control_characters_in_the_arguments_escaped() -> None:
+    step = {"tool": "http_get", "args": {"url": "x\x9b2J"}, "status": "ok", "duration_ms": 1.0}
+    line = _shown(lambda console: print_step(console, step)).strip()
+    assert line == 'http_get {"url": "x\\x9b2J"} ok 1 ms'
 
 
 def test_events_of_tool_calls_are_shown_with_the_calls_not_again_after_the_answer() -> None:

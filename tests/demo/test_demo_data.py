@@ -112,7 +112,7 @@ def test_demo_export_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixt
     (tmp_path / "rules.json").write_text("mine", encoding="utf-8")
     assert main(["demo", "--export", str(tmp_path)]) == 1
     assert capsys.readouterr().err == (
-        f"agent-rules: error: cannot export the demo data: rules.json already in {tmp_path}; "
+        f"agent-rules: error: --export: rules.json already in {tmp_path}; "
         "export into an empty folder or remove them first\n"
     )
     assert (tmp_path / "rules.json").read_text(encoding="utf-8") == "mine"

@@ -9,6 +9,7 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.models.local import _grammar_functions, _with_tools_prompt
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.text_protocol import render_tool_call_block, render_tools_prompt
@@ -50,8 +51,12 @@ def test_tool_choice_decides_what_a_reply_may_be(
 
 @pytest.mark.parametrize("choice", ["sum", "ANY", ""])
 def test_a_tool_choice_that_names_no_bound_tool_is_refused(choice: str) -> None:
-    with pytest.raises(ValueError, match="not possible with the bound tools \\(add, echo\\)"):
+    with pytest.raises(AgentConfigurationError) as caught:
         _grammar_functions(TOOLS, choice)
+    assert str(caught.value) == (
+        f"tool_choice={choice!r} is not possible with the bound tools (add, echo); use None, "
+        "'auto', 'any', 'required', 'none' or the name of a bound tool"
+    )
 
 
 def test_a_call_is_required_of_no_tools_is_refused() -> None:

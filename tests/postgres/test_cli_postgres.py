@@ -81,7 +81,8 @@ def test_run_with_an_unreachable_postgresql_is_one_error_line(
 
     error = capsys.readouterr().err
     assert error.startswith(
-        f"agent-rules: error: cannot use postgresql://agent:***@127.0.0.1:{port}/runs as a "
-        "PostgreSQL checkpointer: connection failed"
+        "agent-rules: error: --checkpoints: cannot use "
+        f"postgresql://agent:***@127.0.0.1:{port}/runs as a PostgreSQL checkpointer: "
+        "connection failed"
     )
     assert error.count("\n") == 1 and "s3cret" not in error

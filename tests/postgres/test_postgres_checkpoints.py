@@ -57,7 +57,25 @@ def test_a_server_that_does_not_answer_is_one_configuration_error() -> None:
         f"cannot use postgresql://agent:***@127.0.0.1:{port}/db as a PostgreSQL checkpointer: "
     )
     assert "Connection refused" in message
+    assert message.endswith(
+        "; give the URL of a running server's database that this user may write to "
+        "(postgresql://user:password@host:port/db)"
+    )
     assert "s3cret" not in message
+
+
+def test_a_malformed_url_is_refused_without_echoing_its_password() -> None:
+    with (
+        pytest.raises(AgentConfigurationError) as caught,
+        open_postgres_checkpointer("postgresql://agent:s3cret@[::1/db"),
+    ):
+        pass
+
+    assert str(caught.value) == (
+        "cannot use the given URL as a PostgreSQL checkpointer: not a valid "
+        "PostgreSQL URL; give the URL of a running server's database that this user may write "
+        "to (postgresql://user:password@host:port/db)"
+    )
 
 
 @pytest.mark.postgres

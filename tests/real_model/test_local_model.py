@@ -259,9 +259,9 @@ async def test_an_async_generation_leaves_the_event_loop_free() -> None:
 
 
 def test_a_prompt_longer_than_the_context_is_refused_before_any_work() -> None:
-    from langchain_agent_rules.models._llama_runner import ContextWindowError
+    from langchain_agent_rules.errors import ContextWindowError
 
     model = embedded_model(max_tokens=4)
-    with pytest.raises(ContextWindowError, match="more than the context window of 4096"):
+    with pytest.raises(ContextWindowError, match="more than the model's context window of 4,096"):
         model.invoke("tea " * 5000)
     assert model.invoke("Say OK.").usage_metadata is not None  # the model is still usable

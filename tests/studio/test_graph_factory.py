@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +16,12 @@ from langgraph.pregel import Pregel
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
-from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.errors import (
+    AgentConfigurationError,
+    RuleStoreError,
+    ToolConfigurationError,
+)
+from langchain_agent_rules.models.resolve import MODEL_SPEC_FORMS
 
 GRAPH_FILE = Path(__file__).resolve().parents[2] / "graphs" / "agent.py"
 
@@ -110,6 +116,15 @@ def test_a_bad_context_names_the_problem(studio: ModuleType, raw: Any, complaint
     assert complaint in str(caught.value)
 
 
+def test_a_bad_context_value_is_one_plain_sentence_not_a_nested_one(studio: ModuleType) -> None:
+    with pytest.raises(AgentConfigurationError) as caught:
+        studio.parse_context({"max_iterations": "many"})
+
+    assert str(caught.value) == (
+        "invalid run context (max_iterations: Input should be a valid integer, got 'many')"
+    )
+
+
 def test_the_context_carries_every_agent_option(studio: ModuleType) -> None:
     from langchain_agent_rules.agent.options import AgentOptions
 
@@ -171,3 +186,60 @@ async def test_a_rule_that_asks_for_approval_pauses_the_run(
 
     [request] = paused["__interrupt__"]
     assert request.value["rules"] == [{"id": "ask_first", "content": "Ask before any query."}]
+
+
+@pytest.mark.parametrize(
+    ("context", "error", "message"),
+    [
+        (
+            {"rules": "/missing/rules.json"},
+            RuleStoreError,
+            "invalid run context: rules: no rules file at /missing/rules.json; give the path of "
+            "an existing rules file or a database URL (adding a rule creates the file)",
+        ),
+        (
+            {"file_root": "/missing"},
+            ToolConfigurationError,
+            "invalid run context: file_root '/missing' is not an existing folder; give the "
+            "folder whose files the tool may read.",
+        ),
+        (
+            {"database_url": "shop.db"},
+            ToolConfigurationError,
+            "invalid run context: database_url must be a SQLAlchemy Engine or a database URL "
+            "such as 'sqlite:///shop.db' or 'postgresql://user:password@host/db'; Could not "
+            "parse SQLAlchemy URL from given URL string.",
+        ),
+        (
+            {"database_url": "sqlite:////missing/shop.db"},
+            ToolConfigurationError,
+            "invalid run context: database_url: The SQLite database file '/missing/shop.db' "
+            "does not exist; sql_query never creates one. Check the path (a relative one starts "
+            "from '{cwd}').",
+        ),
+        (
+            {"allowed_hosts": ["api.example.com", "*"]},
+            ToolConfigurationError,
+            "invalid run context: allowed_hosts entry '*' would allow every host; give host "
+            "names such as api.example.com, *.example.com for every subdomain of example.com, "
+            "or IP addresses.",
+        ),
+    ],
+)
+async def test_a_context_value_that_cannot_be_used_names_its_field_and_what_it_takes(
+    studio: ModuleType, context: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        await studio.make_graph(execution({"scripted_replies": [], **context}))
+
+    assert str(caught.value) == message.format(cwd=os.getcwd())
+
+
+async def test_an_unknown_model_names_the_model_field(studio: ModuleType) -> None:
+    with pytest.raises(AgentConfigurationError) as caught:
+        await studio.make_graph(execution({"model": "gpt-4"}))
+
+    assert (
+        str(caught.value)
+        == f"invalid run context: model: unknown model 'gpt-4'; use {MODEL_SPEC_FORMS}"
+    )

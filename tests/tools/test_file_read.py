@@ -197,6 +197,16 @@ def test_bad_options_are_configuration_errors(
         FileReadTool(**options)
 
 
+def test_a_missing_root_is_refused_word_for_word(tmp_path: Path) -> None:
+    with pytest.raises(ToolConfigurationError) as caught:
+        FileReadTool(tmp_path / "nope")
+
+    assert str(caught.value) == (
+        f"root_dir '{tmp_path / 'nope'}' is not an existing folder; give the folder whose "
+        "files the tool may read."
+    )
+
+
 def test_a_file_as_root_is_a_configuration_error(root: Path) -> None:
     with pytest.raises(ToolConfigurationError):
         FileReadTool(root / "README.md")

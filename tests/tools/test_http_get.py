@@ -341,6 +341,16 @@ def test_bad_options_are_configuration_errors(kwargs: dict[str, Any], message: s
         HttpGetTool(**kwargs)
 
 
+def test_an_allowed_hosts_entry_that_could_never_match_is_refused_word_for_word() -> None:
+    with pytest.raises(ToolConfigurationError) as caught:
+        HttpGetTool(allowed_hosts=["api.example.com", "*"])
+
+    assert str(caught.value) == (
+        "allowed_hosts entry '*' would allow every host; give host names such as "
+        "api.example.com, *.example.com for every subdomain of example.com, or IP addresses."
+    )
+
+
 async def test_ainvoke_fetches_and_follows_redirects(local_server: LocalServer) -> None:
     result = json.loads(await make_tool().ainvoke({"url": local_server.url("/chain/2")}))
     assert (result["status"], result["body"]) == (200, "xxxxx")

@@ -266,7 +266,7 @@ def test_an_unsupported_driver_is_a_configuration_error() -> None:
 
 
 def test_a_bad_url_is_a_configuration_error() -> None:
-    with pytest.raises(ToolConfigurationError, match="SQLAlchemy Engine or database URL"):
+    with pytest.raises(ToolConfigurationError, match="SQLAlchemy Engine or a database URL"):
         SqlQueryTool("not a url")
 
 

@@ -67,7 +67,8 @@ def test_a_database_without_tables_is_refused(tmp_path: Path, include_schema: bo
     with pytest.raises(ToolConfigurationError) as caught:
         SqlQueryTool(f"sqlite:///{empty}", include_schema=include_schema)
     assert str(caught.value) == (
-        f"The database sqlite:///{empty} has no tables or views in its default schema to query."
+        f"The database sqlite:///{empty} has no tables or views in its default schema to "
+        "query; give a database with at least one table or view."
     )
 
 
@@ -83,7 +84,25 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
         SqlQueryTool(f"sqlite:///{text}")
     assert str(caught.value) == (
         f"sql_query could not read the tables of sqlite:///{text}: (sqlite3.DatabaseError) "
-        "file is not a database"
+        "file is not a database; give the URL of a database it can connect to and read."
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "detail"),
+    [
+        ("shop.db", "Could not parse SQLAlchemy URL from given URL string"),
+        ("nosuchdb://x", "Can't load plugin: sqlalchemy.dialects:nosuchdb"),
+    ],
+)
+def test_a_string_that_is_no_database_url_is_refused_naming_the_forms(
+    url: str, detail: str
+) -> None:
+    with pytest.raises(ToolConfigurationError) as caught:
+        SqlQueryTool(url)
+    assert str(caught.value) == (
+        "engine_or_url must be a SQLAlchemy Engine or a database URL such as "
+        f"'sqlite:///shop.db' or 'postgresql://user:password@host/db'; {detail}."
     )
 
 

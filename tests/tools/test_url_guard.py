@@ -14,6 +14,7 @@ from langchain_agent_rules.tools.url_guard import (
     PRIVATE_ADDRESS,
     check_url,
     host_matches,
+    host_pattern_problem,
     is_public_address,
     parse_ip_literal,
 )
@@ -322,3 +323,38 @@ def test_a_name_the_resolver_refuses_outright_is_an_execution_error() -> None:
 
     with pytest.raises(ToolExecutionError, match="could not be resolved: embedded null"):
         check_url("http://odd.example/", None, broken)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["api.example.com", "*.example.com", "*.test", "127.0.0.1", "::1", "[::1]", "x_y.io."],
+)
+def test_host_names_patterns_and_addresses_are_valid_entries(pattern: str) -> None:
+    assert host_pattern_problem(pattern) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        ("*", "would allow every host"),
+        ("*.*", "would allow every host"),
+        ("https://api.example.com", "is a URL, not a host name"),
+        ("api.*.com", "has a * that does not start a *. pattern"),
+        ("*example.com", "has a * that does not start a *. pattern"),
+        ("example.com/api", "has a path"),
+        ("example.com:8080", "has a port (every port of an allowed host may be fetched)"),
+        ("[::1]:8080", "has a port (every port of an allowed host may be fetched)"),
+        ("bücher.de", "is not ASCII (write an international name in its xn-- form)"),
+        ("a..b", "is not a host name (letters, digits, '-' and '_' between dots)"),
+        ("api example.com", "is not a host name (letters, digits, '-' and '_' between dots)"),
+    ],
+)
+def test_an_entry_that_can_never_match_or_matches_everything_is_named(
+    pattern: str, problem: str
+) -> None:
+    assert host_pattern_problem(pattern) == problem
+
+
+@pytest.mark.parametrize("host", ["api.example.com", "example.com", "localhost"])
+def test_a_lone_star_would_match_no_host_so_it_is_refused_up_front(host: str) -> None:
+    assert host_matches(host, ["*"]) is None
