@@ -13,10 +13,11 @@ __all__ = ["main"]
 
 _EXAMPLES = """\
 examples:
-  agent-rules demo                                  the agent on the embedded model and demo data
-  agent-rules run "How many customers?" --db sqlite:///shop.db
-  agent-rules rules list --all --store rules.json   every rule, global and per project
-  agent-rules rules add --help                      how to write a rule and its check
+  agent-rules demo                   the agent on the embedded model and demo data
+  agent-rules demo --export demo     the demo data in ./demo, for your own runs
+  agent-rules run "How many customers?" --db sqlite:///demo/shop.db
+  agent-rules rules list --all --store demo/rules.json
+  agent-rules rules add --help       how to write a rule and its check
 """
 
 
