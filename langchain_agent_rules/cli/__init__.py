@@ -13,7 +13,7 @@ __all__ = ["main"]
 
 _EXAMPLES = """\
 examples:
-  agent-rules demo                   the agent on the embedded model and demo data
+  agent-rules demo                   the agent on the embedded model, demo data
   agent-rules demo --export demo     the demo data in ./demo, for your own runs
   agent-rules run "How many customers?" --db sqlite:///demo/shop.db
   agent-rules rules list --all --store demo/rules.json
