@@ -277,9 +277,14 @@ class SqlRuleStore:
         with self._table_lock:
             if self._table_ready:
                 return
+            connected = False
             try:
-                _metadata.create_all(self._engine, checkfirst=True)
+                with self._engine.begin() as connection:
+                    connected = True
+                    _metadata.create_all(connection, checkfirst=True)
             except SQLAlchemyError:
+                if not connected:  # no server: do not wait for a second connect timeout
+                    raise
                 # Another process may have created the table between the check and the CREATE.
                 with self._engine.connect() as connection:
                     schema = connection.schema_for_object(_rules)
