@@ -23,7 +23,7 @@ EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
         "1 | 1 | sql_query | ok",
         re.compile(r'"active_customers"\s*:\s*9'),
         "answer: The total amount of all orders is 626.25 EUR. (final, 1 iteration(s))",
-        " 50 REQUIREMENT OUTPUT: Write money amounts with two decimals",
+        " 50 REQUIREMENT OUTPUT: Write every money amount with two decimals",
         "    check: {'forbid': 'email'}",
     ],
     "02_rules.ipynb": [

@@ -26,6 +26,7 @@ def pause(url: str, thread_id: str) -> dict[str, Any]:
             "tool": "send_email",
             "args": {"to": "ada@example.com"},
             "id": "call_email",
+            "rules": [],
         }
     ]
     return started
