@@ -78,8 +78,8 @@ class ScriptedCall:
 class ScriptedChatModel(BaseChatModel):
     """A chat model that answers with a fixed list of steps, one step per call.
 
-    Steps are consumed in order across sync and async calls. Tool calls without an
-    ``id`` get ``call_<n>``. A call after the last step raises `ScriptExhaustedError`
+    Steps are consumed in order across sync and async calls. Tool calls whose
+    ``id`` is ``None`` get ``call_<n>``. A call after the last step raises `ScriptExhaustedError`
     naming the call number, so a test cannot pass by accident.
 
     Setup:

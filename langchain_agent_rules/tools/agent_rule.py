@@ -8,10 +8,10 @@ returns a `ToolMessage` whose ``artifact`` is the `EffectiveRules` dict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from langchain_agent_rules.errors import RuleNotFoundError, ToolConfigurationError
@@ -117,6 +117,8 @@ class AgentRuleTool(BaseTool):
     tags: list[str] | None = list(AGENT_RULE_TOOL_TAGS)
     args_schema: Any = tool_json_schema(AgentRuleArguments)
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    # As for every tool of this package: a refused call is a result the model can read.
+    handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
     reader: Any
     config: AgentRuleToolConfig
 

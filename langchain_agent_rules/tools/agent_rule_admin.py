@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TypedDict
 
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from langchain_agent_rules.errors import (
@@ -157,6 +157,8 @@ class AgentRuleAdminTool(BaseTool):
     tags: list[str] | None = list(AGENT_RULE_ADMIN_TOOL_TAGS)
     args_schema: Any = tool_json_schema(AgentRuleAdminArguments)
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    # As for every tool of this package: a refused call is a result the model can read.
+    handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
     writer: Any
     config: AgentRuleToolConfig
 

@@ -128,8 +128,12 @@ def _describe(node: Any) -> str:
     if isinstance(node, exp.Lock):
         return "a locking clause (FOR UPDATE / FOR SHARE)"
     if isinstance(node, exp.Command):
-        return f"a {str(node.this).upper()} command"
-    return f"a {node.key.upper()} statement"
+        return _with_article(f"{str(node.this).upper()} command")
+    return _with_article(f"{node.key.upper()} statement")
+
+
+def _with_article(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'AEIOU' else 'a'} {noun}"
 
 
 def _function_name(node: exp.Func) -> str:

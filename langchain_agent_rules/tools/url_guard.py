@@ -53,6 +53,7 @@ HOST_PATTERN_FORMS = (
 """What an allowed-hosts entry may be, for the messages that refuse one."""
 
 _HOST_LABEL = re.compile(r"[A-Za-z0-9_-]+")
+_USERINFO = re.compile(r"(//)[^/?#@]*@")
 _NUMBER_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
 # IPv6 ranges that embed an IPv4 address which is where the packets really go.
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
@@ -207,18 +208,23 @@ def system_resolver(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+def _refused(url: str, reason: str) -> InvalidToolCallError:
+    # The URL as a refusal shows it: a password never reaches the model or the trace.
+    return InvalidToolCallError(BAD_URL.format(url=_USERINFO.sub(r"\1***@", url), reason=reason))
+
+
 def _parse(url: str) -> httpx.URL:
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError, ValueError) as error:
-        raise InvalidToolCallError(BAD_URL.format(url=url, reason=str(error))) from None
+        raise _refused(url, str(error)) from None
     if parsed.scheme not in ("http", "https"):
         reason = f"the scheme {parsed.scheme!r} is not http or https"
-        raise InvalidToolCallError(BAD_URL.format(url=url, reason=reason))
+        raise _refused(url, reason)
     if parsed.userinfo:
-        raise InvalidToolCallError(BAD_URL.format(url=url, reason="it contains user info"))
+        raise _refused(url, "it contains user info")
     if not parsed.host:
-        raise InvalidToolCallError(BAD_URL.format(url=url, reason="it has no host"))
+        raise _refused(url, "it has no host")
     return parsed
 
 

@@ -23,7 +23,13 @@ from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule
-from langchain_agent_rules.tools.agent_rule import AgentRuleTool
+from langchain_agent_rules.tools.agent_rule import AgentRuleTool as _AgentRuleTool
+
+
+class AgentRuleTool(_AgentRuleTool):
+    """The tool with ``handle_tool_error=False``: these tests read the errors it raises."""
+
+    handle_tool_error: Any = False
 
 
 def rule(rule_id: str, project_id: int | None = None, priority: int = 0, **extra: Any) -> Rule:
@@ -286,3 +292,11 @@ async def test_the_check_comes_with_the_rule_only_when_it_has_one() -> None:
             "check": {"forbid": "email", "scope": "answer_and_observations"},
         }
         assert "check" not in payload["rules"][1]
+
+
+def test_by_default_a_refused_call_is_a_result_the_model_reads() -> None:
+    message = _AgentRuleTool(InMemoryRuleStore()).invoke(
+        {"type": "tool_call", "id": "call_1", "name": "agent_rule", "args": {"project_id": "1"}}
+    )
+    assert message.status == "error"
+    assert message.content.startswith("invalid agent_rule arguments")

@@ -22,7 +22,14 @@ from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule, RuleTarget, RuleType
-from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool
+from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool as _AgentRuleAdminTool
+
+
+class AgentRuleAdminTool(_AgentRuleAdminTool):
+    """The tool with ``handle_tool_error=False``: these tests read the errors it raises."""
+
+    handle_tool_error: Any = False
+
 
 CREATE = {
     "action": "create",
@@ -365,3 +372,11 @@ def test_deeply_nested_arguments_end_as_an_invalid_call() -> None:
     arguments = {**CHECKED, "rule": {**CHECKED["rule"], "content": nested}}
     with pytest.raises(InvalidToolCallError, match=r"rule nests deeper than 32 levels"):
         AgentRuleAdminTool(InMemoryRuleStore()).invoke(arguments)
+
+
+def test_by_default_a_refused_call_is_a_result_the_model_reads() -> None:
+    message = _AgentRuleAdminTool(InMemoryRuleStore()).invoke(
+        {"type": "tool_call", "id": "call_1", "name": "agent_rule_admin", "args": {"action": "x"}}
+    )
+    assert message.status == "error"
+    assert message.content.startswith("invalid agent_rule_admin arguments")

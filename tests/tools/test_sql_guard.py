@@ -178,3 +178,16 @@ def test_a_longer_query_is_refused_before_parsing() -> None:
         "The SQL is refused: it is 200006 characters long, more than 20000. Write a shorter "
         "query. " + ALLOWED_SQL
     )
+
+
+@pytest.mark.parametrize(
+    ("sql", "described"),
+    [
+        ("INSERT INTO t VALUES (1)", "an INSERT statement"),
+        ("ATTACH DATABASE 'x.db' AS x", "an ATTACH statement"),
+        ("DELETE FROM t", "a DELETE statement"),
+    ],
+)
+def test_a_refusal_names_the_statement_with_its_article(sql: str, described: str) -> None:
+    with pytest.raises(InvalidToolCallError, match=f"refused: {described} is not a read-only"):
+        check_read_only_sql(sql, "sqlite")

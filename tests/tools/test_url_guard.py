@@ -358,3 +358,18 @@ def test_an_entry_that_can_never_match_or_matches_everything_is_named(
 @pytest.mark.parametrize("host", ["api.example.com", "example.com", "localhost"])
 def test_a_lone_star_would_match_no_host_so_it_is_refused_up_front(host: str) -> None:
     assert host_matches(host, ["*"]) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://admin:secret@public.example/",
+        "ftp://admin:secret@public.example/",
+        "http://admin:secret@",
+    ],
+)
+def test_a_refused_url_never_repeats_its_password(url: str) -> None:
+    with pytest.raises(InvalidToolCallError) as refused:
+        check_url(url, None, lambda host: FAKE_DNS[host])
+    assert "secret" not in str(refused.value)
+    assert "***@" in str(refused.value)
