@@ -37,6 +37,8 @@ EXPECTED_EXPORTS = {
     "IterationLimitError",
     "JsonFileRuleStore",
     "LangGraphRuleStore",
+    "ModelCall",
+    "ModelCallPurpose",
     "ModelUnavailableError",
     "PublicRule",
     "Rule",
