@@ -11,7 +11,14 @@ from langchain_agent_rules.agent.builder import create_rules_agent
 from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
 from langchain_agent_rules.agent.options import AgentOptions
 from langchain_agent_rules.agent.result import RunResult
-from langchain_agent_rules.agent.state import AgentState, StopReason, TraceStep, Usage
+from langchain_agent_rules.agent.state import (
+    AgentState,
+    ModelCall,
+    ModelCallPurpose,
+    StopReason,
+    TraceStep,
+    Usage,
+)
 from langchain_agent_rules.display import (
     RunTable,
     TimelineChart,
@@ -106,6 +113,8 @@ __all__ = [
     "IterationLimitError",
     "JsonFileRuleStore",
     "LangGraphRuleStore",
+    "ModelCall",
+    "ModelCallPurpose",
     "ModelUnavailableError",
     "PublicRule",
     "Redaction",

@@ -6,10 +6,13 @@ import json
 import re
 import subprocess
 import sys
+import time
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
@@ -29,7 +32,12 @@ from langchain_agent_rules import (
     trace_table,
 )
 from langchain_agent_rules.demo import demo_database_url
-from langchain_agent_rules.display import MATPLOTLIB_MISSING
+from langchain_agent_rules.display import (
+    MATPLOTLIB_MISSING,
+    ORDER_AXIS_LABEL,
+    PURPOSE_COLOURS,
+    TIME_AXIS_LABEL,
+)
 from langchain_agent_rules.testing import ScriptedChatModel
 
 GREEN, AMBER, RED, GREY = "#1a7f37", "#9a6700", "#cf222e", "#57606a"
@@ -323,63 +331,210 @@ def test_the_trace_marks_the_call_a_rule_stopped() -> None:
 
 # --- the timeline chart ------------------------------------------------------------------
 
+TURN, REVISION, SUMMARY = (PURPOSE_COLOURS[p] for p in ("turn", "revision", "summary"))
 
-def boxes(chart: Any) -> list[tuple[str, str]]:
-    """Each bar's label and colour, in the order they were drawn."""
+
+@dataclass(frozen=True)
+class Drawn:
+    """One box of a chart: where it is, how wide, its colour, hatching and label."""
+
+    lane: float
+    x: float
+    width: float
+    colour: str
+    hatched: bool
+    text: str
+
+
+def drawn(chart: Any) -> dict[str, Drawn]:
+    """Each box of ``chart`` by its gid (``model:1``, ``tool:2``, ``wait:1``, ``answer``)."""
     axes = chart.figure.axes[0]
-    labels = [text.get_text() for text in axes.texts]
-    colours = [to_hex(patch.get_facecolor()) for patch in axes.patches]
-    return list(zip(labels, colours, strict=True))
+    texts = {text.get_gid(): text.get_text() for text in axes.texts}
+    return {
+        patch.get_gid(): Drawn(
+            lane=patch.get_y() + patch.get_height() / 2,
+            x=patch.get_x(),
+            width=patch.get_width(),
+            colour=to_hex(patch.get_facecolor()) if patch.get_fill() else "none",
+            hatched=bool(patch.get_hatch()),
+            text=texts.get(patch.get_gid(), ""),
+        )
+        for patch in axes.patches
+        if patch.get_gid()
+    }
 
 
-def test_the_timeline_has_a_box_per_model_turn_tool_call_and_answer() -> None:
-    chart = timeline_chart(mixed_run())
+def stored_by_an_earlier_version(result: RunResult) -> RunResult:
+    """``result`` as a thread stored before steps and model calls had times reads back."""
+    steps: Any = [{k: v for k, v in step.items() if k != "started_at"} for step in result.trace]
+    return replace(result, trace=steps, model_calls=[])
 
-    shown = [(label.split("\n")[:2], colour) for label, colour in boxes(chart)]
 
-    assert shown == [
-        (["turn 1"], GREY),
-        (["1 sql_query", "ok"], GREEN),
-        (["2 convert", "error"], RED),
-        (["3 nope", "unknown_tool"], RED),
-        (["turn 2"], GREY),
-        (["4 convert", "ok"], GREEN),
-        (["turn 3"], GREY),
-        (["5 convert", "repeated"], AMBER),
-        (["answer"], GREY),
+def step_at(number: int, started_at: float, duration_ms: float, **values: Any) -> Any:
+    return {
+        "step": number,
+        "iteration": number,
+        "tool": "sql_query",
+        "args": {},
+        "observation": "",
+        "status": "ok",
+        "started_at": started_at,
+        "duration_ms": duration_ms,
+        "truncated": False,
+        "error": None,
+        "approval": None,
+        "rule_events": [],
+        **values,
+    }
+
+
+def test_the_timeline_places_each_call_at_its_time_in_seconds_from_the_start() -> None:
+    run = RunResult(
+        answer="9",
+        stop_reason="final",
+        trace=[step_at(1, 1000.0 + 2.0, 500.0)],
+        usage={**RunResult("", None).usage, "model_calls": 2},
+        model_calls=[
+            {"started_at": 1000.0, "duration_ms": 2000.0, "purpose": "turn"},
+            {"started_at": 1000.0 + 2.5, "duration_ms": 1500.0, "purpose": "turn"},
+        ],
+    )
+
+    chart = timeline_chart(run)
+
+    boxes = drawn(chart)
+    assert boxes == {
+        "model:1": Drawn(0, 0.0, 2.0, TURN, False, "turn 1\n2.0 s"),
+        "tool:1": Drawn(1, 2.0, 0.5, GREEN, False, "1 sql_query\nok 500.0 ms"),
+        "model:2": Drawn(0, 2.5, 1.5, TURN, False, "answer\n1.5 s"),
+    }
+    axes = chart.figure.axes[0]
+    assert axes.get_xlabel() == TIME_AXIS_LABEL
+    assert axes.get_xlim()[1] >= 4.0
+    assert chart.summary == "2 model calls, 1 tool call, stop: final"
+
+
+def test_a_call_too_short_to_see_is_drawn_a_little_wider_and_labelled_with_its_time() -> None:
+    run = RunResult(
+        answer="",
+        stop_reason="final",
+        trace=[step_at(1, 10.0, 1.0)],
+        model_calls=[
+            {"started_at": 0.0, "duration_ms": 10_000.0, "purpose": "turn"},
+            {"started_at": 10.001, "duration_ms": 9_999.0, "purpose": "turn"},
+        ],
+    )
+
+    tool = drawn(timeline_chart(run))["tool:1"]
+
+    assert (tool.x, tool.text) == (10.0, "1 sql_query\nok 1.0 ms")
+    assert 0.001 < tool.width <= 0.1
+
+
+def test_a_run_shows_its_model_calls_and_tool_calls_where_the_run_timed_them() -> None:
+    result = mixed_run()
+    origin = result.model_calls[0]["started_at"]
+
+    boxes = drawn(timeline_chart(result))
+
+    assert sorted(boxes) == sorted(
+        [f"model:{n}" for n in range(1, 5)] + [f"tool:{n}" for n in range(1, 6)]
+    )
+    for number, call in enumerate(result.model_calls, start=1):
+        assert boxes[f"model:{number}"].x == pytest.approx(call["started_at"] - origin)
+    for step in result.trace:
+        assert boxes[f"tool:{step['step']}"].x == pytest.approx(step["started_at"] - origin)
+    # Turn 1 called three tools at once: one above the other.
+    assert [boxes[f"tool:{n}"].lane for n in range(1, 6)] == [1, 2, 3, 1, 1]
+    assert [boxes[f"tool:{n}"].colour for n in range(1, 6)] == [GREEN, RED, RED, GREEN, AMBER]
+    assert [boxes[f"model:{n}"].colour for n in range(1, 5)] == [TURN, TURN, TURN, SUMMARY]
+
+
+def test_a_revision_is_a_model_call_of_its_own_colour() -> None:
+    model = ScriptedChatModel(
+        [calls(TO_CHF), "FINAL: That is 9.40 in Swiss francs.", "That is 10.00 EUR."]
+    )
+    result = RulesAgent(model, tools=[convert], rules=InMemoryRuleStore([EUR])).invoke("x")
+
+    boxes = drawn(timeline_chart(result))
+
+    assert [boxes[f"model:{n}"].colour for n in (1, 2, 3)] == [TURN, TURN, REVISION]
+    assert boxes["model:3"].x >= boxes["model:2"].x + boxes["model:2"].width
+
+
+def test_the_time_a_call_waited_for_approval_is_a_hatched_box_before_it() -> None:
+    def approve(request: Any) -> str:
+        time.sleep(0.2)
+        return "approve"
+
+    model = ScriptedChatModel([calls(TO_CHF), "FINAL: 9.40 CHF"])
+    agent = RulesAgent(model, tools=[convert], require_approval=["convert"], approve=approve)
+
+    chart = timeline_chart(agent.invoke("Convert 10 EUR to CHF."))
+
+    boxes = drawn(chart)
+    wait, tool, turn = boxes["wait:1"], boxes["tool:1"], boxes["model:1"]
+    assert (wait.hatched, wait.colour, wait.lane, wait.text) == (True, "none", 1, "approval")
+    assert wait.x == pytest.approx(turn.x + turn.width, abs=1e-3)
+    assert wait.x + wait.width == pytest.approx(tool.x)
+    assert wait.width >= 0.2
+    legend = [text.get_text() for text in chart.figure.axes[0].get_legend().get_texts()]
+    assert legend == ["model: turn", "ok", "waiting for approval"]
+
+
+def test_a_trace_stored_without_times_is_shown_step_by_step() -> None:
+    chart = timeline_chart(stored_by_an_earlier_version(mixed_run()))
+
+    boxes = drawn(chart)
+
+    assert [(gid, box.text.split("\n")[:2], box.colour) for gid, box in boxes.items()] == [
+        ("turn:1", ["turn 1"], GREY),
+        ("tool:1", ["1 sql_query", "ok"], GREEN),
+        ("tool:2", ["2 convert", "error"], RED),
+        ("tool:3", ["3 nope", "unknown_tool"], RED),
+        ("turn:2", ["turn 2"], GREY),
+        ("tool:4", ["4 convert", "ok"], GREEN),
+        ("turn:3", ["turn 3"], GREY),
+        ("tool:5", ["5 convert", "repeated"], AMBER),
+        ("answer", ["answer"], GREY),
     ]
+    assert chart.figure.axes[0].get_xlabel() == ORDER_AXIS_LABEL
     assert chart.summary == "4 model calls, 5 tool calls, stop: repeated_calls"
     assert chart.figure.axes[0].get_title(loc="left") == chart.summary
     assert repr(chart) == f"<TimelineChart: {chart.summary}>"
 
 
 def test_the_timeline_is_a_png_in_jupyter() -> None:
-    png = timeline_chart(mixed_run())._repr_png_()
+    for run in (mixed_run(), stored_by_an_earlier_version(mixed_run())):
+        assert timeline_chart(run)._repr_png_().startswith(b"\x89PNG\r\n\x1a\n")
 
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
 
-
-def test_a_run_that_hit_its_limit_has_no_answer_box_and_says_why_it_stopped() -> None:
+def test_a_run_that_hit_its_limit_has_no_answer_and_says_why_it_stopped() -> None:
     model = ScriptedChatModel([calls(TO_CHF)])
     agent = RulesAgent(model, tools=[convert], max_iterations=1, on_limit="end")
+    result = agent.invoke("x")
 
-    chart = timeline_chart(agent.invoke("x"))
+    timed, ordered = timeline_chart(result), timeline_chart(stored_by_an_earlier_version(result))
 
-    assert [label.split("\n")[0] for label, _ in boxes(chart)] == ["turn 1", "1 convert"]
-    assert chart.summary == "1 model call, 1 tool call, stop: max_iterations"
+    assert list(drawn(timed)) == ["model:1", "tool:1"]
+    assert list(drawn(ordered)) == ["turn:1", "tool:1"]
+    assert timed.summary == "1 model call, 1 tool call, stop: max_iterations"
 
 
-def test_the_answer_box_shows_the_model_calls_a_revision_took_and_the_rules() -> None:
+def test_without_times_the_answer_box_counts_the_calls_a_revision_took() -> None:
     model = ScriptedChatModel(
         [calls(TO_CHF), "FINAL: That is 9.40 in Swiss francs.", "That is 10.00 EUR."]
     )
     result = RulesAgent(model, tools=[convert], rules=InMemoryRuleStore([EUR])).invoke("x")
 
-    chart = timeline_chart(result)
+    boxes = drawn(timeline_chart(stored_by_an_earlier_version(result)))
 
     assert result.answer == "That is 10.00 EUR."
-    assert boxes(chart)[-1] == ("answer\n2 calls\nrule: revised", GREY)
-    assert "rule" not in boxes(chart)[1][0]
+    assert (boxes["answer"].text, boxes["answer"].colour) == (
+        "answer\n2 calls\nrule: revised",
+        GREY,
+    )
+    assert "rule" not in boxes["tool:1"].text
 
 
 def test_the_timeline_names_the_extra_to_install_when_matplotlib_is_missing() -> None:
@@ -397,23 +552,29 @@ def test_the_timeline_names_the_extra_to_install_when_matplotlib_is_missing() ->
     assert 'pip install "langchain-agent-rules[notebooks]"' in MATPLOTLIB_MISSING
 
 
-def test_names_and_statuses_that_look_like_markup_still_draw() -> None:
-    step = {
-        "step": 1,
-        "iteration": 1,
-        "tool": "$\\frac{1}{$ \x00 \ud800",
-        "args": {},
-        "observation": "",
-        "status": "$x^",
-        "duration_ms": 1.0,
-        "truncated": False,
-        "error": None,
-        "approval": None,
-        "rule_events": [{"rule_id": "r", "status": "$bad{", "detail": ""}],
-    }
-    run = RunResult(answer="", stop_reason="final", trace=[step])  # type: ignore[list-item]
+@pytest.mark.parametrize("timed", [True, False])
+def test_names_and_statuses_that_look_like_markup_still_draw(timed: bool) -> None:
+    step = step_at(
+        1,
+        5.0,
+        1.0,
+        tool="$\\frac{1}{$ \x00 \ud800",
+        status="$x^",
+        rule_events=[{"rule_id": "r", "status": "$bad{", "detail": ""}],
+    )
+    calls_made: Any = [{"started_at": 4.0, "duration_ms": 900.0, "purpose": "turn"}]
+    run = RunResult(answer="", stop_reason="final", trace=[step], model_calls=calls_made)
+    if not timed:
+        run = stored_by_an_earlier_version(run)
 
     chart = timeline_chart(run)
 
     assert chart._repr_png_().startswith(b"\x89PNG")
-    assert boxes(chart)[1][0].startswith("1 \\$\\frac{1}{\\$ \ufffd \ufffd\n\\$x^")
+    assert drawn(chart)["tool:1"].text.startswith("1 \\$\\frac{1}{\\$ \ufffd \ufffd\n\\$x^")
+
+
+def test_an_empty_run_draws_an_empty_chart() -> None:
+    chart = timeline_chart(RunResult(answer="", stop_reason=None))
+
+    assert drawn(chart) == {}
+    assert chart._repr_png_().startswith(b"\x89PNG")

@@ -38,6 +38,8 @@ EXPECTED_EXPORTS = {
     "IterationLimitError",
     "JsonFileRuleStore",
     "LangGraphRuleStore",
+    "ModelCall",
+    "ModelCallPurpose",
     "ModelUnavailableError",
     "PublicRule",
     "Rule",

@@ -22,6 +22,8 @@ from langchain_agent_rules.agent.rules_prompt import (
 from langchain_agent_rules.agent.state import (
     AgentInput,
     AgentState,
+    ModelCall,
+    ModelCallPurpose,
     RuleEvent,
     StopReason,
     TraceStep,
@@ -48,6 +50,8 @@ __all__ = [
     "AgentOptions",
     "AgentState",
     "ApprovalHandler",
+    "ModelCall",
+    "ModelCallPurpose",
     "ParsedReply",
     "ParsedToolCall",
     "RuleEvent",

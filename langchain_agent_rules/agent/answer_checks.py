@@ -57,6 +57,7 @@ __all__ = [
     "answer_enforcement",
     "enforce_answer",
     "is_enforced",
+    "reviews_answer",
 ]
 
 REVIEW_PASSED_DETAIL = "the model's review found the answer follows it"
@@ -88,11 +89,16 @@ def _reviewed_rules(rules: Iterable[Rule], review: Review) -> list[Rule]:
     return [rule for rule in _output_rules(rules) if rule.check is None]
 
 
+def reviews_answer(rules: Iterable[Rule], review: Review) -> bool:
+    """Whether the model reviews an answer under ``rules`` (the first request, step 1)."""
+    return bool(_reviewed_rules(rules, review))
+
+
 def is_enforced(rules: Iterable[Rule], review: Review) -> bool:
     """Whether an answer under ``rules`` can change before it is given (so not streamed)."""
     output = _output_rules(rules)
-    return any(r.check is not None and r.check.is_answer_check for r in output) or bool(
-        _reviewed_rules(output, review)
+    return any(r.check is not None and r.check.is_answer_check for r in output) or (
+        reviews_answer(output, review)
     )
 
 

@@ -4,8 +4,9 @@ Every node has a sync and an async body, takes the state and returns a state upd
 it can be tested alone. The history in the state is protocol-neutral
 (``AIMessage.tool_calls`` plus one ``ToolMessage`` per call); the text protocol renders
 it for the model at call time. The nodes hold configuration only: everything a run
-learns (usage, rule events, the trace) lives in its state. The tools node is in
-`tools_node`.
+learns (usage, model calls, rule events, the trace) lives in its state. Every model call
+is counted in ``usage`` and timed in ``model_calls`` (`count_call`). The tools node is
+in `tools_node`.
 
 Every answer (the model's, the limit's, the repeated-calls one) is written as the
 state's private ``draft`` and becomes the run's ``answer`` (and its last message) only in
@@ -44,6 +45,7 @@ from langchain_agent_rules.agent.answer_checks import (
     answer_enforcement,
     enforce_answer,
     is_enforced,
+    reviews_answer,
 )
 from langchain_agent_rules.agent.arguments import argument_problem, clean_text
 from langchain_agent_rules.agent.options import AgentOptions
@@ -62,12 +64,20 @@ from langchain_agent_rules.agent.state import (
     AgentState,
     Draft,
     GraphState,
+    ModelCall,
+    ModelCallPurpose,
     RuleEvent,
     StopReason,
     Usage,
 )
 from langchain_agent_rules.agent.streaming import TEXT_REPLY_TAG
-from langchain_agent_rules.agent.usage import add_reply, no_usage, total_tokens
+from langchain_agent_rules.agent.usage import (
+    Stopwatch,
+    add_reply,
+    count_call,
+    no_usage,
+    total_tokens,
+)
 from langchain_agent_rules.errors import IterationLimitError
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 from langchain_agent_rules.rules.store import RuleReader
@@ -137,6 +147,7 @@ class AgentNodes:
             "iterations": 0,
             "trace": [],
             "usage": no_usage(),
+            "model_calls": [],
             "rule_events": [],
             "draft": None,
         }
@@ -190,6 +201,7 @@ class AgentNodes:
         protocol = self.protocol.resolve()
         messages = state["messages"]
         runnable = self.protocol.bound if protocol == "native" else self.protocol.text_bound
+        stopwatch = Stopwatch()
         try:
             reply = runnable.invoke(
                 self._model_input(protocol, rules.text, messages),
@@ -203,7 +215,7 @@ class AgentNodes:
                 self._model_input(protocol, rules.text, messages),
                 self._call_config(config, protocol, rules),
             )
-        return self._after_reply(protocol, reply, state, rules)
+        return self._after_reply(protocol, reply, state, rules, stopwatch.call("turn"))
 
     async def aagent(
         self, state: AgentState, config: RunnableConfig | None = None
@@ -213,6 +225,7 @@ class AgentNodes:
         protocol = await self.protocol.aresolve()
         messages = state["messages"]
         runnable = self.protocol.bound if protocol == "native" else self.protocol.text_bound
+        stopwatch = Stopwatch()
         try:
             reply = await runnable.ainvoke(
                 self._model_input(protocol, rules.text, messages),
@@ -226,17 +239,22 @@ class AgentNodes:
                 self._model_input(protocol, rules.text, messages),
                 self._call_config(config, protocol, rules),
             )
-        return self._after_reply(protocol, reply, state, rules)
+        return self._after_reply(protocol, reply, state, rules, stopwatch.call("turn"))
 
     def _after_reply(
-        self, protocol: Protocol, reply: BaseMessage, state: AgentState, rules: RulesPrompt
+        self,
+        protocol: Protocol,
+        reply: BaseMessage,
+        state: AgentState,
+        rules: RulesPrompt,
+        call: ModelCall,
     ) -> dict[str, Any]:
         message = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
         if protocol == "text":
             message = self._from_text(message)
         message = self._checked(message)
         update: dict[str, Any] = {
-            "usage": add_reply(state.get("usage"), reply),
+            **count_call(state, reply, call),
             **_rule_events(state, rules.omitted),
         }
         if message.tool_calls or message.invalid_tool_calls:
@@ -374,11 +392,14 @@ class AgentNodes:
 
     @staticmethod
     def _finish(
-        state: AgentState, answer: str, stop_reason: StopReason, reply: BaseMessage | None = None
+        state: AgentState,
+        answer: str,
+        stop_reason: StopReason,
+        timed_reply: tuple[BaseMessage, ModelCall] | None = None,
     ) -> dict[str, Any]:
         update: dict[str, Any] = {"draft": _draft(answer, stop_reason, AIMessage(content=answer))}
-        if reply is not None:
-            update["usage"] = add_reply(state.get("usage"), reply)
+        if timed_reply is not None:
+            update.update(count_call(state, *timed_reply))
         return update
 
     def _fixed_answer(self, state: AgentState, budget: Budget) -> dict[str, Any]:
@@ -390,11 +411,19 @@ class AgentNodes:
         return self._summary_input(rules.text, state, SUMMARIZE_REQUEST, budget=spent)
 
     def _after_summary(
-        self, state: AgentState, rules: RulesPrompt, budget: Budget, reply: BaseMessage
+        self,
+        state: AgentState,
+        rules: RulesPrompt,
+        budget: Budget,
+        reply: BaseMessage,
+        call: ModelCall,
     ) -> dict[str, Any]:
         fallback = BUDGET_ANSWERS[budget].format(**self._budget_values(state))
         answer = clean_text(extract_answer(reply.text)) or fallback
-        return {**self._finish(state, answer, budget, reply), **_rule_events(state, rules.omitted)}
+        return {
+            **self._finish(state, answer, budget, (reply, call)),
+            **_rule_events(state, rules.omitted),
+        }
 
     def limit(self, state: AgentState, config: RunnableConfig | None = None) -> dict[str, Any]:
         """Raise, end with a fixed answer, or ask the model (without tools) for its best answer."""
@@ -403,8 +432,9 @@ class AgentNodes:
             return self._fixed_answer(state, budget)
         rules = self._rules()
         request = self._limit_request(state, rules, budget)
+        stopwatch = Stopwatch()
         reply = self.model.invoke(request, self._call_config(config, "text", rules))
-        return self._after_summary(state, rules, budget, reply)
+        return self._after_summary(state, rules, budget, reply, stopwatch.call("summary"))
 
     async def alimit(
         self, state: AgentState, config: RunnableConfig | None = None
@@ -415,17 +445,18 @@ class AgentNodes:
             return self._fixed_answer(state, budget)
         rules = await self._arules()
         request = self._limit_request(state, rules, budget)
+        stopwatch = Stopwatch()
         reply = await self.model.ainvoke(request, self._call_config(config, "text", rules))
-        return self._after_summary(state, rules, budget, reply)
+        return self._after_summary(state, rules, budget, reply, stopwatch.call("summary"))
 
     # --- repeated_calls: a turn that only repeated earlier calls ----------------------------
 
     def _after_repeated(
-        self, state: AgentState, rules: RulesPrompt, reply: BaseMessage
+        self, state: AgentState, rules: RulesPrompt, reply: BaseMessage, call: ModelCall
     ) -> dict[str, Any]:
         answer = clean_text(extract_answer(reply.text)) or REPEATED_CALLS_ANSWER
         return {
-            **self._finish(state, answer, "repeated_calls", reply),
+            **self._finish(state, answer, "repeated_calls", (reply, call)),
             **_rule_events(state, rules.omitted),
         }
 
@@ -439,8 +470,9 @@ class AgentNodes:
         """
         rules = self._rules()
         request = self._summary_input(rules.text, state, REPEATED_CALLS_REQUEST)
+        stopwatch = Stopwatch()
         reply = self.model.invoke(request, self._call_config(config, "text", rules))
-        return self._after_repeated(state, rules, reply)
+        return self._after_repeated(state, rules, reply, stopwatch.call("summary"))
 
     async def arepeated_calls(
         self, state: AgentState, config: RunnableConfig | None = None
@@ -448,8 +480,9 @@ class AgentNodes:
         """Async `repeated_calls`."""
         rules = await self._arules()
         request = self._summary_input(rules.text, state, REPEATED_CALLS_REQUEST)
+        stopwatch = Stopwatch()
         reply = await self.model.ainvoke(request, self._call_config(config, "text", rules))
-        return self._after_repeated(state, rules, reply)
+        return self._after_repeated(state, rules, reply, stopwatch.call("summary"))
 
     # --- check_answer: the answer held to the rules before it leaves the graph ------------
 
@@ -465,14 +498,15 @@ class AgentNodes:
         state: GraphState,
         draft: Draft,
         enforced: EnforcedAnswer | None = None,
-        usage: Usage | None = None,
+        calls: _CheckCalls | None = None,
     ) -> dict[str, Any]:
         """The run's answer, last message and stop reason, from the draft as checked."""
         [message] = messages_from_dict([draft["message"]])
         answer = draft["answer"]
         update: dict[str, Any] = {"draft": None, "stop_reason": draft["stop_reason"]}
-        if enforced is not None:
-            update["usage"] = usage
+        if enforced is not None and calls is not None:
+            update["usage"] = calls.usage
+            update["model_calls"] = calls.timed
             update["rule_events"] = [*(state.get("rule_events") or []), *enforced.events]
             if enforced.text != answer:
                 answer = enforced.text
@@ -489,19 +523,19 @@ class AgentNodes:
         rules = self._rules()
         if not is_enforced(rules.rules, self.options.review):
             return self._after_check(state, draft)
-        usage = state.get("usage") or no_usage()
+        calls = self._check_calls(state, rules)
         quiet = _tagged(config, [TAG_NOSTREAM])
 
         def call(request: ModelRequest) -> BaseMessage | None:
-            nonlocal usage
-            if not self._has_room(usage):
+            if not self._has_room(calls.usage):
                 return None
+            stopwatch = Stopwatch()
             reply = self.model.invoke(request, quiet)
-            usage = add_reply(usage, reply)
+            calls.add(reply, stopwatch)
             return reply
 
         enforced = enforce_answer(self._enforcement(state, rules, draft["answer"]), call)
-        return self._after_check(state, draft, enforced, usage)
+        return self._after_check(state, draft, enforced, calls)
 
     async def acheck_answer(
         self, state: GraphState, config: RunnableConfig | None = None
@@ -513,19 +547,27 @@ class AgentNodes:
         rules = await self._arules()
         if not is_enforced(rules.rules, self.options.review):
             return self._after_check(state, draft)
-        usage = state.get("usage") or no_usage()
+        calls = self._check_calls(state, rules)
         quiet = _tagged(config, [TAG_NOSTREAM])
 
         async def call(request: ModelRequest) -> BaseMessage | None:
-            nonlocal usage
-            if not self._has_room(usage):
+            if not self._has_room(calls.usage):
                 return None
+            stopwatch = Stopwatch()
             reply = await self.model.ainvoke(request, quiet)
-            usage = add_reply(usage, reply)
+            calls.add(reply, stopwatch)
             return reply
 
         enforced = await aenforce_answer(self._enforcement(state, rules, draft["answer"]), call)
-        return self._after_check(state, draft, enforced, usage)
+        return self._after_check(state, draft, enforced, calls)
+
+    def _check_calls(self, state: GraphState, rules: RulesPrompt) -> _CheckCalls:
+        first: ModelCallPurpose = (
+            "review" if reviews_answer(rules.rules, self.options.review) else "revision"
+        )
+        return _CheckCalls(
+            state.get("usage") or no_usage(), list(state.get("model_calls") or []), first
+        )
 
     def _enforcement(self, state: GraphState, rules: RulesPrompt, answer: str) -> Enforcement:
         return answer_enforcement(
@@ -535,6 +577,24 @@ class AgentNodes:
             max_revisions=self.options.max_revisions,
             review=self.options.review,
         )
+
+
+class _CheckCalls:
+    """The usage and timed model calls of a run while its answer is checked.
+
+    The enforcement's first request is a review when the rules are reviewed by the
+    model (`reviews_answer`); every other request is a revision.
+    """
+
+    def __init__(self, usage: Usage, timed: list[ModelCall], first: ModelCallPurpose) -> None:
+        self.usage = usage
+        self.timed = timed
+        self._next: ModelCallPurpose = first
+
+    def add(self, reply: BaseMessage, stopwatch: Stopwatch) -> None:
+        self.usage = add_reply(self.usage, reply)
+        self.timed.append(stopwatch.call(self._next))
+        self._next = "revision"
 
 
 def _task_of(messages: Sequence[BaseMessage]) -> str:

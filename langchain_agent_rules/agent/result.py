@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_agent_rules.agent.state import RuleEvent, StopReason, TraceStep, Usage
+from langchain_agent_rules.agent.state import ModelCall, RuleEvent, StopReason, TraceStep, Usage
 from langchain_agent_rules.agent.usage import no_usage
 
 __all__ = ["RunResult"]
@@ -18,7 +18,8 @@ class RunResult:
 
     ``stop_reason`` says why the run ended (`StopReason`), ``iterations`` counts the
     model turns that used tools, ``trace`` holds one step per tool call, ``usage`` the
-    model calls and tokens, ``rule_events`` what the agent did about rules (for example
+    model calls and tokens, ``model_calls`` when each model call started, how long it
+    took and why it was made, ``rule_events`` what the agent did about rules (for example
     a rule left out because it was over a limit) and ``thread_id`` the checkpointer
     thread the run was stored under (``None`` without a checkpointer).
     """
@@ -28,6 +29,7 @@ class RunResult:
     iterations: int = 0
     trace: list[TraceStep] = field(default_factory=list)
     usage: Usage = field(default_factory=no_usage)
+    model_calls: list[ModelCall] = field(default_factory=list)
     rule_events: list[RuleEvent] = field(default_factory=list)
     thread_id: str | None = None
 
@@ -40,6 +42,7 @@ class RunResult:
             iterations=int(state.get("iterations") or 0),
             trace=list(state.get("trace") or []),
             usage=state.get("usage") or no_usage(),
+            model_calls=list(state.get("model_calls") or []),
             rule_events=list(state.get("rule_events") or []),
             thread_id=thread_id,
         )

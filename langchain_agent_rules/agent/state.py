@@ -1,4 +1,4 @@
-"""The agent graph's state: messages plus the result, trace, usage and rule events of a run.
+"""The agent graph's state: messages plus the result, trace, usage, model calls and rule events.
 
 Everything here is a `typing_extensions.TypedDict`, so pydantic can read the state on
 Python 3.11 and ``graph.get_input_jsonschema()`` / ``get_output_jsonschema()`` (what
@@ -24,6 +24,8 @@ __all__ = [
     "AgentState",
     "Draft",
     "GraphState",
+    "ModelCall",
+    "ModelCallPurpose",
     "RuleEvent",
     "StopReason",
     "TraceStep",
@@ -43,6 +45,10 @@ answer)."""
 class TraceStep(TypedDict):
     """One tool call of a run, as plain data any checkpointer can store.
 
+    ``started_at`` is when the call started, in seconds since the epoch (``time.time()``,
+    so a run that paused for approval and resumed in another process keeps one clock);
+    for a call that never ran (denied, rejected, repeated, unknown tool), when it was
+    settled. Steps stored by earlier versions of this package have no ``started_at``.
     ``observation`` is what the model saw (capped and redacted, never the full output);
     ``status`` is one of ``ok``, ``error``, ``timeout``, ``unknown_tool``,
     ``invalid_args``, ``parse_error``, ``rejected``, ``repeated`` or ``denied`` (a rule's
@@ -57,6 +63,7 @@ class TraceStep(TypedDict):
     args: dict[str, Any]
     observation: str
     status: str
+    started_at: float
     duration_ms: float
     truncated: bool
     error: str | None
@@ -78,6 +85,25 @@ class Usage(TypedDict):
     cached_input_tokens: int
 
 
+ModelCallPurpose = Literal["turn", "revision", "review", "summary"]
+"""Why the agent called its model: a ``turn`` of the ReAct loop (tool calls or the
+answer), a ``revision`` or a ``review`` of the answer for the rules' checks, or a
+``summary`` (the answer without tools once a budget was spent or a turn only repeated
+earlier calls)."""
+
+
+class ModelCall(TypedDict):
+    """One model call of a run: when it started, how long it took and why it was made.
+
+    ``started_at`` is in seconds since the epoch (``time.time()``); ``duration_ms`` is
+    measured with a monotonic clock. A run has one entry per call counted in ``usage``.
+    """
+
+    started_at: float
+    duration_ms: float
+    purpose: ModelCallPurpose
+
+
 class AgentInput(TypedDict):
     """What a run takes: the conversation so far, the task last."""
 
@@ -92,6 +118,7 @@ class AgentState(AgentInput, total=False):
     iterations: int
     trace: list[TraceStep]
     usage: Usage
+    model_calls: list[ModelCall]
     rule_events: list[RuleEvent]
 
 

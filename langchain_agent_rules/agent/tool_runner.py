@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -96,7 +96,11 @@ class _Shaping:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """The result of one tool call as the model sees it."""
+    """The result of one tool call as the model sees it.
+
+    ``started_at`` is when the call started (``time.time()``); for an outcome settled
+    without running the tool, when it was made.
+    """
 
     call_id: str
     tool: str
@@ -109,6 +113,7 @@ class ToolOutcome:
     artifact: Any = None
     command: Command[Any] | None = None
     rule_events: tuple[RuleEvent, ...] = ()
+    started_at: float = field(default_factory=time.time)
 
     def with_command(self, command: Command[Any]) -> ToolOutcome:
         """The same outcome, answered through ``command`` (which holds its `ToolMessage`)."""
@@ -228,12 +233,20 @@ def _validation_message(error: ValidationError | ValidationErrorV1) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Timing:
+    """When a call started (wall clock) and how long it ran (monotonic), in milliseconds."""
+
+    started_at: float
+    duration_ms: float
+
+
 def _outcome(
     call: ToolCall,
     shaping: _Shaping,
     status: ToolStatus,
     observation: str,
-    duration_ms: float,
+    timing: _Timing,
     error: str | None = None,
     artifact: Any = None,
 ) -> ToolOutcome:
@@ -250,27 +263,28 @@ def _outcome(
         args=call["args"],
         observation=text,
         status=status,
-        duration_ms=round(duration_ms, 3),
+        duration_ms=round(timing.duration_ms, 3),
         truncated=truncated,
         error=None if error is None else clean_text(error),
         artifact=artifact,
         rule_events=events,
+        started_at=timing.started_at,
     )
 
 
-def _from_result(call: ToolCall, shaping: _Shaping, result: Any, duration_ms: float) -> ToolOutcome:
+def _from_result(call: ToolCall, shaping: _Shaping, result: Any, timing: _Timing) -> ToolOutcome:
     if isinstance(result, Command):
-        return _from_command(call, shaping, result, duration_ms)
+        return _from_command(call, shaping, result, timing)
     if isinstance(result, ToolMessage):
         status: ToolStatus = "error" if result.status == "error" else "ok"
         error = result.text if status == "error" else None
-        return _outcome(call, shaping, status, result.text, duration_ms, error, result.artifact)
+        return _outcome(call, shaping, status, result.text, timing, error, result.artifact)
     text = result if isinstance(result, str) else str(result)
-    return _outcome(call, shaping, "ok", text, duration_ms)
+    return _outcome(call, shaping, "ok", text, timing)
 
 
 def _from_command(
-    call: ToolCall, shaping: _Shaping, command: Command[Any], duration_ms: float
+    call: ToolCall, shaping: _Shaping, command: Command[Any], timing: _Timing
 ) -> ToolOutcome:
     """The outcome of a tool that returned a `Command`, with the command to apply.
 
@@ -279,7 +293,7 @@ def _from_command(
     for a parent graph passes as it is.
     """
     if command.graph is not None:
-        return _outcome(call, shaping, "ok", "", duration_ms).with_command(command)
+        return _outcome(call, shaping, "ok", "", timing).with_command(command)
     update = command.update if isinstance(command.update, dict) else {}
     messages = convert_to_messages(update.get("messages") or [])
     answer = next(
@@ -288,8 +302,8 @@ def _from_command(
     )
     if answer is None:
         observation = COMMAND_WITHOUT_TOOL_MESSAGE.format(tool=call["name"])
-        return _outcome(call, shaping, "error", observation, duration_ms, observation)
-    outcome = _from_result(call, shaping, answer, duration_ms)
+        return _outcome(call, shaping, "error", observation, timing, observation)
+    outcome = _from_result(call, shaping, answer, timing)
     capped = answer.model_copy(update={"content": outcome.observation, "name": call["name"]})
     messages = [capped if m is answer else m for m in messages]
     return outcome.with_command(
@@ -303,37 +317,39 @@ def _from_command(
 
 
 def _from_error(
-    call: ToolCall, shaping: _Shaping, error: BaseException, duration_ms: float
+    call: ToolCall, shaping: _Shaping, error: BaseException, timing: _Timing
 ) -> ToolOutcome:
     if isinstance(error, ValidationError | ValidationErrorV1):
         message = _validation_message(error)
         observation = INVALID_ARGS.format(tool=call["name"], message=message)
-        return _outcome(call, shaping, "invalid_args", observation, duration_ms, message)
+        return _outcome(call, shaping, "invalid_args", observation, timing, message)
     message = str(error) or type(error).__name__
     status: ToolStatus = "invalid_args" if isinstance(error, InvalidToolCallError) else "error"
     observation = TOOL_ERROR.format(message=message)
-    return _outcome(call, shaping, status, observation, duration_ms, message)
+    return _outcome(call, shaping, status, observation, timing, message)
 
 
-def _timed_out(call: ToolCall, shaping: _Shaping, timeout: float) -> ToolOutcome:
+def _timed_out(call: ToolCall, shaping: _Shaping, timeout: float, started_at: float) -> ToolOutcome:
     observation = TOOL_TIMEOUT.format(tool=call["name"], seconds=timeout)
-    return _outcome(call, shaping, "timeout", observation, timeout * 1000, error="timeout")
+    timing = _Timing(started_at, timeout * 1000)
+    return _outcome(call, shaping, "timeout", observation, timing, error="timeout")
 
 
 def _unknown(call: ToolCall, shaping: _Shaping, names: Sequence[str]) -> ToolOutcome:
     observation = UNKNOWN_TOOL.format(tool=call["name"], available=", ".join(names) or "none")
-    return _outcome(call, shaping, "unknown_tool", observation, 0.0, error="unknown tool")
+    timing = _Timing(time.time(), 0.0)
+    return _outcome(call, shaping, "unknown_tool", observation, timing, error="unknown tool")
 
 
 def _wait(
     future: Future[tuple[Any, float]],
     call: ToolCall,
+    started_at: float,
     deadline: float | None,
     timeout: float | None,
     shaping: _Shaping,
 ) -> ToolOutcome:
     remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-    started = time.perf_counter()
     try:
         result, duration_ms = future.result(timeout=remaining)
     except GraphBubbleUp:
@@ -344,9 +360,11 @@ def _wait(
             future.done() and future.exception() is error
         ):
             assert timeout is not None
-            return _timed_out(call, shaping, timeout)
-        return _from_error(call, shaping, error, (time.perf_counter() - started) * 1000)
-    return _from_result(call, shaping, result, duration_ms)
+            return _timed_out(call, shaping, timeout, started_at)
+        # The worker measures only calls that return; a failed one is timed from its start.
+        timing = _Timing(started_at, max(time.time() - started_at, 0.0) * 1000)
+        return _from_error(call, shaping, error, timing)
+    return _from_result(call, shaping, result, _Timing(started_at, duration_ms))
 
 
 def run_tool_call(
@@ -377,14 +395,16 @@ def run_tool_calls(
     """
     shaping = _Shaping(max_observation_bytes, redact)
     deadline = None if timeout is None else time.monotonic() + timeout
-    pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall]] = []
+    pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall, float]] = []
     for raw in calls:
         call = _call_dict(raw)
         tool = tools.get(call["name"])
         if tool is None:
             pending.append(_unknown(call, shaping, list(tools)))
         else:
-            pending.append((_WORKERS.submit(partial(_invoke_sync, tool, call, prepare)), call))
+            started_at = time.time()
+            work = _WORKERS.submit(partial(_invoke_sync, tool, call, prepare))
+            pending.append((work, call, started_at))
     outcomes: list[ToolOutcome] = []
     signal: GraphBubbleUp | None = None
     for item in pending:
@@ -392,7 +412,7 @@ def run_tool_calls(
             outcomes.append(item)
             continue
         try:
-            outcomes.append(_wait(item[0], item[1], deadline, timeout, shaping))
+            outcomes.append(_wait(*item, deadline, timeout, shaping))
         except GraphBubbleUp as raised:
             signal = signal or raised
     if signal is not None:
@@ -431,7 +451,7 @@ async def arun_tool_calls(
         tool = tools.get(call["name"])
         if tool is None:
             return _unknown(call, shaping, list(tools))
-        started = time.perf_counter()
+        started_at, started = time.time(), time.perf_counter()
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
@@ -445,10 +465,10 @@ async def arun_tool_calls(
         except Exception as error:
             if isinstance(error, TimeoutError) and deadline.expired():
                 assert timeout is not None
-                return _timed_out(call, shaping, timeout)
-            elapsed = (time.perf_counter() - started) * 1000
+                return _timed_out(call, shaping, timeout, started_at)
+            elapsed = _Timing(started_at, (time.perf_counter() - started) * 1000)
             return _from_error(call, shaping, error, elapsed)
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = _Timing(started_at, (time.perf_counter() - started) * 1000)
         return _from_result(call, shaping, result, elapsed)
 
     if len(calls) == 1:

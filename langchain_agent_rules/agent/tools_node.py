@@ -310,6 +310,7 @@ def _trace_step(step: int, iteration: int, outcome: ToolOutcome, approval: str |
         "args": outcome.args,
         "observation": outcome.observation,
         "status": outcome.status,
+        "started_at": outcome.started_at,
         "duration_ms": outcome.duration_ms,
         "truncated": outcome.truncated,
         "error": outcome.error,

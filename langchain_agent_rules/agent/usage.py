@@ -1,15 +1,16 @@
-"""Sum the model calls and tokens of a run from each reply's ``usage_metadata``."""
+"""Count a run's model calls: tokens from each reply's ``usage_metadata``, and their times."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langchain_agent_rules.agent.state import Usage
+from langchain_agent_rules.agent.state import ModelCall, ModelCallPurpose, Usage
 
-__all__ = ["add_reply", "no_usage", "total_tokens"]
+__all__ = ["Stopwatch", "add_reply", "count_call", "no_usage", "total_tokens"]
 
 
 def no_usage() -> Usage:
@@ -41,3 +42,28 @@ def total_tokens(usage: Usage | None) -> int:
     if usage is None:
         return 0
     return usage["input_tokens"] + usage["output_tokens"]
+
+
+class Stopwatch:
+    """Times one model call: started now (wall clock), stopped by `call` (monotonic)."""
+
+    def __init__(self) -> None:
+        self.started_at = time.time()
+        self._started = time.perf_counter()
+
+    def call(self, purpose: ModelCallPurpose) -> ModelCall:
+        """The finished call: when it started, how long it took, and why it was made."""
+        duration_ms = (time.perf_counter() - self._started) * 1000
+        return {
+            "started_at": self.started_at,
+            "duration_ms": round(duration_ms, 3),
+            "purpose": purpose,
+        }
+
+
+def count_call(state: Mapping[str, Any], reply: BaseMessage, call: ModelCall) -> dict[str, Any]:
+    """The ``usage`` and ``model_calls`` update for one more model call of the run."""
+    return {
+        "usage": add_reply(state.get("usage"), reply),
+        "model_calls": [*(state.get("model_calls") or []), call],
+    }

@@ -165,6 +165,7 @@ def test_the_graph_publishes_its_input_and_output_schemas() -> None:
         "iterations",
         "trace",
         "usage",
+        "model_calls",
         "rule_events",
     }
     definitions = output["$defs"]
@@ -175,4 +176,6 @@ def test_the_graph_publishes_its_input_and_output_schemas() -> None:
         "cached_input_tokens",
     }
     assert set(definitions["RuleEvent"]["properties"]) == {"rule_id", "status", "detail"}
+    assert set(definitions["ModelCall"]["properties"]) == {"started_at", "duration_ms", "purpose"}
+    assert "started_at" in definitions["TraceStep"]["required"]
     assert "max_total_tokens" in str(output["properties"]["stop_reason"])

@@ -18,10 +18,10 @@ CELL_TIMEOUT_S = 120
 # tool's JSON spacing is not the point). A table row reads "cell | cell | ...".
 EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
     "01_quickstart.ipynb": [
-        "We have 9 active customers.\nstop: final",
+        "9\nstop: final",
         "2 model calls, 1 tool call, stop: final",
         "1 | 1 | sql_query | ok",
-        re.compile(r'"active_customers"\s*:\s*9'),
+        re.compile(r'"COUNT\(\*\)"\s*:\s*9'),
         "answer: The total amount of all orders is 626.25 EUR. (final, 1 iteration(s))",
         " 50 REQUIREMENT OUTPUT: Write every money amount with two decimals",
         "    check: {'forbid': 'email'}",
@@ -29,9 +29,9 @@ EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
     "02_rules.ipynb": [
         '{"project_id":1,"count":3,',
         "InvalidToolCallError: invalid agent_rule_admin arguments",
-        "Alice Martin's e-mail address is [redacted: email].",
+        "[redacted: email]\n",
         "no_email_addresses | redacted | answer",
-        "The total of all orders is 626.25 EUR.",
+        "The most expensive product costs 60.00 EUR.",
         "amounts_in_eur | revised | answer",
         "amounts_in_eur | passed | answer | the required pattern matched",
         "1 | 1 | agent_rule_admin | denied",
@@ -53,7 +53,7 @@ EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
         "matches the deny pattern '.env'",
         "it resolves to 169.254.169.254",
         "The host 'evil.example.net' is not allowed.",
-        "I cannot delete customers",
+        "is refused because it is not a read-only query",
         "1 | 1 | sql_query | error",
     ],
     "04_custom_tools.ipynb": [
@@ -69,7 +69,7 @@ EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
 # How many timeline charts each notebook draws.
 EXPECTED_CHARTS = {
     "01_quickstart.ipynb": 1,
-    "02_rules.ipynb": 1,
+    "02_rules.ipynb": 2,
     "03_safe_tools.ipynb": 0,
     "04_custom_tools.ipynb": 1,
 }
