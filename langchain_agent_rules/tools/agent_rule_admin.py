@@ -15,7 +15,9 @@ from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from langchain_agent_rules.errors import (
+    DuplicateRuleError,
     InvalidToolCallError,
+    RuleNotFoundError,
     RuleValidationError,
     ToolConfigurationError,
     ToolExecutionError,
@@ -146,8 +148,11 @@ class AgentRuleAdminTool(BaseTool):
     The writer must also read (a `RuleStore`): ``update`` starts from the stored rule.
     Invalid input (a bad check included) raises `InvalidToolCallError`; a rule over a
     limit (``max_rule_content_bytes``, ``max_payload_bytes``, this tool's or the store's)
-    raises `ToolExecutionError`; in both cases nothing is written. Other errors of the
-    store (an unknown id, a duplicate id) propagate unchanged.
+    raises `ToolExecutionError`; an unknown or duplicate id raises `InvalidToolCallError`
+    (caused by the store's `RuleNotFoundError` or `DuplicateRuleError`); in every case nothing
+    is written. With the default ``handle_tool_error=True`` the tool returns these messages as
+    its result, so the model reads them; other store errors (a corrupt file, a lost server)
+    propagate.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -178,7 +183,7 @@ class AgentRuleAdminTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> tuple[str, AgentRuleAdminResult]:
         arguments = self._arguments(args, kwargs)
         rule_id = arguments.rule.id
-        with _store_limits_as_tool_errors():
+        with _store_refusals_as_tool_errors():
             if arguments.action == "create":
                 stored = self.writer.create(_new_rule(arguments, self.config))
             elif arguments.action == "update":
@@ -192,7 +197,7 @@ class AgentRuleAdminTool(BaseTool):
         arguments = self._arguments(args, kwargs)
         rule_id = arguments.rule.id
         writer = self.writer
-        with _store_limits_as_tool_errors():
+        with _store_refusals_as_tool_errors():
             if arguments.action == "create":
                 created = _new_rule(arguments, self.config)
                 stored = await call_async_or_thread(writer, "create", created)
@@ -272,13 +277,15 @@ def _check_limits(rule: Rule, config: AgentRuleToolConfig) -> None:
 
 
 @contextmanager
-def _store_limits_as_tool_errors() -> Iterator[None]:
-    # A store refuses a rule over its own limits with RuleValidationError; the model
-    # reads it as the limit error it is.
+def _store_refusals_as_tool_errors() -> Iterator[None]:
+    # A store refuses a rule over its own limits, an unknown id or a duplicate one: the
+    # model's call was wrong, and the model reads why.
     try:
         yield
     except RuleValidationError as error:
         raise ToolExecutionError(str(error)) from None
+    except (RuleNotFoundError, DuplicateRuleError) as error:
+        raise InvalidToolCallError(str(error)) from error
 
 
 def _validated(build: Callable[[], Rule]) -> Rule:

@@ -28,7 +28,7 @@ EXPECTED_OUTPUT: dict[str, list[str | re.Pattern[str]]] = {
     ],
     "02_rules.ipynb": [
         '{"project_id":1,"count":3,',
-        "InvalidToolCallError: invalid agent_rule_admin arguments",
+        "invalid agent_rule_admin arguments: invalid rule.id",
         "[redacted: email]\n",
         "no_email_addresses | redacted | answer",
         "The most expensive product costs 60.00 EUR.",

@@ -230,14 +230,28 @@ def test_content_over_the_byte_limit_raises_and_writes_nothing() -> None:
     assert [r.id for r in store.get_all_by_project(1)] == []
 
 
-def test_writer_errors_propagate_unchanged() -> None:
-    tool = AgentRuleAdminTool(InMemoryRuleStore([existing()]))
-    with pytest.raises(DuplicateRuleError):
+def test_an_unknown_or_duplicate_id_is_a_refusal_the_model_reads() -> None:
+    store = InMemoryRuleStore([existing()])
+    tool = _AgentRuleAdminTool(store)  # the default: refusals are results
+    duplicate = tool.invoke({**CREATE, "rule": {**CREATE["rule"], "id": "be_brief"}})
+    assert duplicate == "a rule with id 'be_brief' already exists"
+    for action in (
+        {"action": "update", "rule": {"id": "ghost_rule", "priority": 1}},
+        {"action": "delete", "rule": {"id": "ghost_rule"}},
+    ):
+        assert "no rule with id 'ghost_rule'" in tool.invoke(action)
+    assert store.get("be_brief").content == existing().content  # not replaced by the duplicate
+    assert [rule.id for rule in store.get_all_by_project(3)] == ["be_brief"]
+
+
+async def test_without_error_handling_the_store_error_is_the_cause() -> None:
+    tool = AgentRuleAdminTool(InMemoryRuleStore([existing()]), handle_tool_error=False)
+    with pytest.raises(InvalidToolCallError) as caught:
         tool.invoke({**CREATE, "rule": {**CREATE["rule"], "id": "be_brief"}})
-    with pytest.raises(RuleNotFoundError):
-        tool.invoke({"action": "update", "rule": {"id": "ghost_rule", "priority": 1}})
-    with pytest.raises(RuleNotFoundError):
-        tool.invoke({"action": "delete", "rule": {"id": "ghost_rule"}})
+    assert isinstance(caught.value.__cause__, DuplicateRuleError)
+    with pytest.raises(InvalidToolCallError) as caught:
+        await tool.ainvoke({"action": "delete", "rule": {"id": "ghost_rule"}})
+    assert isinstance(caught.value.__cause__, RuleNotFoundError)
 
 
 async def test_async_actions_use_the_stores_async_twins() -> None:
