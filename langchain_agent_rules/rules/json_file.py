@@ -31,6 +31,7 @@ from langchain_agent_rules.errors import (
     RuleStoreError,
     RuleValidationError,
 )
+from langchain_agent_rules.rules._async_twins import ThreadedAsyncTwins
 from langchain_agent_rules.rules._records import rule_from_record, rule_to_record
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
 from langchain_agent_rules.rules.model import Rule, utc_now
@@ -77,7 +78,7 @@ def _now() -> datetime:
     return utc_now().replace(microsecond=0)
 
 
-class JsonFileRuleStore:
+class JsonFileRuleStore(ThreadedAsyncTwins):
     """A rule store kept in one JSON file, safe for several processes at once.
 
     A missing file is an empty store; the first write creates it (and its folder).

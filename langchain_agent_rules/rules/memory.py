@@ -7,13 +7,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_agent_rules.errors import DuplicateRuleError, RuleNotFoundError
+from langchain_agent_rules.rules._async_twins import ThreadedAsyncTwins
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
 from langchain_agent_rules.rules.model import Rule, utc_now
 
 __all__ = ["InMemoryRuleStore"]
 
 
-class InMemoryRuleStore:
+class InMemoryRuleStore(ThreadedAsyncTwins):
     """A thread-safe rule store kept in memory, in insertion order.
 
     ``limits`` (an `AgentRuleToolConfig` or its keys; the defaults when omitted) are

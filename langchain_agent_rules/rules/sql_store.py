@@ -17,7 +17,6 @@ and ``project_id``. To keep several rule sets in one database, pass an engine wi
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -56,6 +55,7 @@ from langchain_agent_rules.errors import (
     RuleStoreError,
     RuleValidationError,
 )
+from langchain_agent_rules.rules._async_twins import ThreadedAsyncTwins
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
 from langchain_agent_rules.rules.model import Rule, is_valid_rule_id, shown_id, utc_now
 
@@ -101,7 +101,7 @@ def sqlalchemy_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-class SqlRuleStore:
+class SqlRuleStore(ThreadedAsyncTwins):
     """A rule store in one SQL table whose primary key keeps ids unique across processes.
 
     Rules come back in a stable order: by ``created_at``, then by id.
@@ -214,32 +214,6 @@ class SqlRuleStore:
                 return _found(rule_id, connection.execute(statement).mappings().first())
 
         return self._run("delete a rule", write)
-
-    # -- async twins: the engine is synchronous, so they run in a worker thread --------
-
-    async def aget_all_by_project(self, project_id: int | None) -> list[Rule]:
-        """Async `get_all_by_project`."""
-        return await asyncio.to_thread(self.get_all_by_project, project_id)
-
-    async def aget_all(self) -> list[Rule]:
-        """Async `get_all`."""
-        return await asyncio.to_thread(self.get_all)
-
-    async def aget(self, rule_id: str) -> Rule:
-        """Async `get`."""
-        return await asyncio.to_thread(self.get, rule_id)
-
-    async def acreate(self, rule: Rule) -> Rule:
-        """Async `create`."""
-        return await asyncio.to_thread(self.create, rule)
-
-    async def aupdate(self, rule: Rule) -> Rule:
-        """Async `update`."""
-        return await asyncio.to_thread(self.update, rule)
-
-    async def adelete(self, rule_id: str) -> Rule:
-        """Async `delete`."""
-        return await asyncio.to_thread(self.delete, rule_id)
 
     # -- helpers ----------------------------------------------------------------------
 

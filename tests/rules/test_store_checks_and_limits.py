@@ -88,8 +88,6 @@ def test_every_store_keeps_the_check_through_create_update_and_removal(any_store
 
 
 async def test_the_async_twins_keep_the_check(any_store: Any) -> None:
-    if not hasattr(any_store, "acreate"):
-        pytest.skip("this store has no async twins")
     created = await any_store.acreate(checked())
     assert (await any_store.aget("no_email")).check == created.check
     updated = await any_store.aupdate(created.with_changes(check={"language": "fr"}))
@@ -131,8 +129,6 @@ def test_every_store_refuses_a_rule_whose_own_payload_is_over_the_limit(
 
 async def test_the_async_twins_refuse_over_the_limit_too(store_with_limits: Any) -> None:
     store = store_with_limits
-    if not hasattr(store, "acreate"):
-        pytest.skip("this store has no async twins")
     kept = await store.acreate(checked("kept_rule"))
     with pytest.raises(RuleValidationError, match="max_rule_content_bytes=40"):
         await store.acreate(checked("too_long", content="x" * 41))

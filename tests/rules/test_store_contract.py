@@ -56,8 +56,6 @@ def test_get_all_returns_the_rules_of_every_project_in_the_store_order(
 
 
 async def test_the_async_get_all_returns_what_get_all_does(any_store: Any, make_rule: Any) -> None:
-    if not hasattr(any_store, "aget_all_by_project"):
-        pytest.skip("this store has no async twins")
     any_store.create(make_rule("global_a"))
     any_store.create(make_rule("project_3_a", project_id=3))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -267,15 +268,46 @@ async def test_async_actions_use_the_stores_async_twins() -> None:
     assert store.get_all_by_project(1) == []
 
 
-async def test_async_actions_run_a_sync_store_in_a_thread(tmp_path: Path) -> None:
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+class SyncOnlyStore:
+    """A store of a user's own: the sync methods only, each noting the thread it ran on."""
+
+    def __init__(self, inner: JsonFileRuleStore) -> None:
+        self.inner = inner
+        self.threads: set[int] = set()
+
+    def _note(self) -> None:
+        self.threads.add(threading.get_ident())
+
+    def get_all_by_project(self, project_id: int | None) -> list[Rule]:
+        self._note()
+        return self.inner.get_all_by_project(project_id)
+
+    def get(self, rule_id: str) -> Rule:
+        self._note()
+        return self.inner.get(rule_id)
+
+    def create(self, rule: Rule) -> Rule:
+        self._note()
+        return self.inner.create(rule)
+
+    def update(self, rule: Rule) -> Rule:
+        self._note()
+        return self.inner.update(rule)
+
+    def delete(self, rule_id: str) -> Rule:
+        self._note()
+        return self.inner.delete(rule_id)
+
+
+async def test_async_actions_run_a_sync_only_store_in_a_thread(tmp_path: Path) -> None:
+    store = SyncOnlyStore(JsonFileRuleStore(tmp_path / "rules.json"))
     tool = AgentRuleAdminTool(store)
     await tool.ainvoke(CREATE)
     await tool.ainvoke({"action": "update", "rule": {"id": "answer_in_french"}, "project_id": None})
-    assert store.get("answer_in_french").is_global
     with pytest.raises(InvalidToolCallError):
         await tool.ainvoke({"action": "delete", "rule": {"id": "answer_in_french", "type": "x"}})
-    assert store.get("answer_in_french").is_global
+    assert store.threads and threading.get_ident() not in store.threads
+    assert store.inner.get("answer_in_french").is_global
 
 
 def test_a_reader_only_store_is_refused_at_construction() -> None:
