@@ -10,6 +10,14 @@ import importlib.util
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Machines of our kind differ 3-10x in speed: property tests bound their work by examples,
+# never by the time one example or its generation takes.
+settings.register_profile(
+    "agent_rules", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("agent_rules")
 
 
 def _require(available: bool, require_env: str, reason: str) -> None:
