@@ -50,7 +50,11 @@ def free_loopback_port() -> int:
 
 def langgraph_command(*args: str) -> list[str]:
     if not LANGGRAPH.exists():
-        pytest.skip(f"langgraph-cli is not installed next to {sys.executable}")
+        pytest.fail(
+            f"langgraph-cli is not installed next to {sys.executable}: "
+            'install the dev extra (pip install -e ".[dev]")',
+            pytrace=False,
+        )
     return [str(LANGGRAPH), *args]
 
 

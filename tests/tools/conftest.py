@@ -14,6 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 UTF8_TEXT = "é€😀a" * 1000
@@ -143,10 +147,6 @@ class TlsServer(LocalServer):
 
 def _certificates(cert_host: str) -> tuple[bytes, bytes, bytes]:
     """A CA certificate, and a leaf certificate and key for ``cert_host`` (all PEM)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
 
     now = datetime.datetime.now(datetime.UTC)
 
@@ -185,7 +185,6 @@ def _certificates(cert_host: str) -> tuple[bytes, bytes, bytes]:
 @pytest.fixture(scope="session")
 def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsServer]:
     """HTTPS on 127.0.0.1 with a certificate for ``app.test`` only."""
-    pytest.importorskip("cryptography")
     ca_pem, cert_pem, key_pem = _certificates("app.test")
     folder = tmp_path_factory.mktemp("tls")
     (folder / "cert.pem").write_bytes(cert_pem)
