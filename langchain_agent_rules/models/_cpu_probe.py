@@ -37,8 +37,8 @@ __all__ = [
 
 PROBE_TIMEOUT_SECONDS = 300.0
 REINSTALL_HINT = (
-    f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --no-cache-dir --force-reinstall '
-    "--no-deps llama-cpp-python==0.3.36"
+    f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --no-cache-dir '
+    "--no-binary llama-cpp-python --force-reinstall --no-deps llama-cpp-python==0.3.36"
 )
 _CRASH_SIGNALS = {signal.SIGILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT}
 # ~50 tokens: enough for the batched matrix kernels of prompt evaluation, then two

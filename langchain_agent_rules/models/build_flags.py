@@ -16,10 +16,11 @@ detection off and ask for exactly the instruction sets the kernel has enabled:
 Run it as a script before the install (it needs nothing but the standard library)::
 
     export CMAKE_ARGS="$(python3 langchain_agent_rules/models/build_flags.py)"
-    pip install --no-cache-dir -e ".[local]"
+    pip install --no-cache-dir --no-binary llama-cpp-python -e ".[local]"
 
 ``--portable`` prints the AVX2-only flags, for a wheel shared between machines.
-``--no-cache-dir`` keeps pip from reusing a wheel it built earlier with other flags.
+``--no-cache-dir`` keeps pip from reusing a wheel it built earlier with other flags, and
+``--no-binary`` from installing a wheel it finds on an index or in a ``--find-links`` folder.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ call of a bound tool with the argument keys and types of its schema: a call the 
 cannot read, or of a tool that does not exist, cannot be generated.
 
 Setup:
-    ``pip install "langchain-agent-rules[local]"`` (compiles llama-cpp-python, ~5 minutes).
+    the ``local`` extra, with llama.cpp compiled for the instruction sets this machine's OS
+    enabled (about 5 minutes): the command is `LOCAL_EXTRA_HINT` (``models/weights.py``),
+    also named by every error that asks for the extra.
 
 Instantiate:
     .. code-block:: python
@@ -76,7 +78,6 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, model_validator
 
 from langchain_agent_rules.errors import AgentConfigurationError, ModelUnavailableError
-from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
 from langchain_agent_rules.models._tool_grammar import ReplyGrammar, tool_call_grammar
@@ -344,6 +345,10 @@ def _check_llama_cpp_installed() -> None:
 
 def _import_llama_cpp(model_path: str, n_threads: int) -> Any:
     """Import llama.cpp once a child process has shown that this build runs here."""
+    # Imported here, not with this module: the package then never loads build_flags, so
+    # `python3 -m langchain_agent_rules.models.build_flags` runs it as a plain script.
+    from langchain_agent_rules.models._cpu_probe import ensure_llama_cpp_runs
+
     _check_llama_cpp_installed()
     ensure_llama_cpp_runs(model_path, n_threads)
     import llama_cpp

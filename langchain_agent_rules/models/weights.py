@@ -34,8 +34,11 @@ __all__ = [
 ]
 
 CACHE_DIR_ENV = "AGENT_RULES_CACHE_DIR"
+# llama.cpp built for what this machine's OS enabled, never from a wheel built elsewhere.
 LOCAL_EXTRA_HINT = (
-    'pip install "langchain-agent-rules[local]" (in a checkout: pip install -e ".[local]")'
+    'CMAKE_ARGS="$(python3 -m langchain_agent_rules.models.build_flags)" pip install '
+    '--no-cache-dir --no-binary llama-cpp-python "langchain-agent-rules[local]" '
+    '(in a checkout, -e ".[local]" as the last argument)'
 )
 _CHUNK_COUNT = 22
 _COPY_BLOCK_BYTES = 8 * 1024 * 1024

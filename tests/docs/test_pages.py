@@ -10,7 +10,7 @@ from .examples import EXAMPLES, MAX_LOCAL_MODEL_BLOCKS, NEEDS, REPO_ROOT, exampl
 
 README_COMMANDS = (
     'CMAKE_ARGS="$(python3 langchain_agent_rules/models/build_flags.py)" '
-    'pip install --no-cache-dir -e ".[local]" && agent-rules demo\n'
+    'pip install --no-cache-dir --no-binary llama-cpp-python -e ".[local]" && agent-rules demo\n'
     'pip install -e ".[dev]" && pytest\n'
 )
 _EMBEDDED_MODEL = re.compile(r"""ChatLocalLlama|["']local(:[^"']*)?["']""")

@@ -46,7 +46,7 @@ def test_a_child_killed_by_sigill_becomes_model_unavailable_naming_the_fix(
     assert "SIGILL" in message
     assert REINSTALL_HINT in message
     assert PORTABLE_CMAKE_ARGS in message
-    assert "--no-cache-dir" in message
+    assert "--no-cache-dir --no-binary llama-cpp-python" in message
 
 
 def test_a_child_killed_by_sigsegv_becomes_model_unavailable(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from langchain_ollama import ChatOllama
 
 from langchain_agent_rules.errors import AgentConfigurationError, ModelUnavailableError
 from langchain_agent_rules.models.resolve import MODEL_SPEC_FORMS, resolve_chat_model
+from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT
 
 from .fake_ollama import FakeOllama
 
@@ -63,6 +64,6 @@ def test_a_missing_gguf_file_is_a_model_unavailable_error(tmp_path: Path) -> Non
     with pytest.raises(ModelUnavailableError) as caught:
         resolve_chat_model(f"local:{tmp_path / 'missing.gguf'}")
     if importlib.util.find_spec("llama_cpp") is None:
-        assert 'pip install -e ".[local]"' in str(caught.value)
+        assert LOCAL_EXTRA_HINT in str(caught.value)
     else:
         assert f"no GGUF model file at {tmp_path / 'missing.gguf'}" in str(caught.value)
