@@ -54,6 +54,7 @@ from langchain_agent_rules.agent.prompts import (
     TRUNCATION_MARKER,
     UNKNOWN_TOOL,
 )
+from langchain_agent_rules.agent.usage import Stopwatch
 from langchain_agent_rules.errors import InvalidToolCallError
 from langchain_agent_rules.rules.engine import Redaction, RuleEvent
 
@@ -344,7 +345,7 @@ def _unknown(call: ToolCall, shaping: _Shaping, names: Sequence[str]) -> ToolOut
 def _wait(
     future: Future[tuple[Any, float]],
     call: ToolCall,
-    started_at: float,
+    stopwatch: Stopwatch,
     deadline: float | None,
     timeout: float | None,
     shaping: _Shaping,
@@ -360,11 +361,11 @@ def _wait(
             future.done() and future.exception() is error
         ):
             assert timeout is not None
-            return _timed_out(call, shaping, timeout, started_at)
+            return _timed_out(call, shaping, timeout, stopwatch.started_at)
         # The worker measures only calls that return; a failed one is timed from its start.
-        timing = _Timing(started_at, max(time.time() - started_at, 0.0) * 1000)
+        timing = _Timing(stopwatch.started_at, stopwatch.elapsed_ms())
         return _from_error(call, shaping, error, timing)
-    return _from_result(call, shaping, result, _Timing(started_at, duration_ms))
+    return _from_result(call, shaping, result, _Timing(stopwatch.started_at, duration_ms))
 
 
 def run_tool_call(
@@ -395,16 +396,16 @@ def run_tool_calls(
     """
     shaping = _Shaping(max_observation_bytes, redact)
     deadline = None if timeout is None else time.monotonic() + timeout
-    pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall, float]] = []
+    pending: list[ToolOutcome | tuple[Future[tuple[Any, float]], ToolCall, Stopwatch]] = []
     for raw in calls:
         call = _call_dict(raw)
         tool = tools.get(call["name"])
         if tool is None:
             pending.append(_unknown(call, shaping, list(tools)))
         else:
-            started_at = time.time()
+            stopwatch = Stopwatch()
             work = _WORKERS.submit(partial(_invoke_sync, tool, call, prepare))
-            pending.append((work, call, started_at))
+            pending.append((work, call, stopwatch))
     outcomes: list[ToolOutcome] = []
     signal: GraphBubbleUp | None = None
     for item in pending:
@@ -451,7 +452,7 @@ async def arun_tool_calls(
         tool = tools.get(call["name"])
         if tool is None:
             return _unknown(call, shaping, list(tools))
-        started_at, started = time.time(), time.perf_counter()
+        stopwatch = Stopwatch()
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
@@ -465,10 +466,10 @@ async def arun_tool_calls(
         except Exception as error:
             if isinstance(error, TimeoutError) and deadline.expired():
                 assert timeout is not None
-                return _timed_out(call, shaping, timeout, started_at)
-            elapsed = _Timing(started_at, (time.perf_counter() - started) * 1000)
+                return _timed_out(call, shaping, timeout, stopwatch.started_at)
+            elapsed = _Timing(stopwatch.started_at, stopwatch.elapsed_ms())
             return _from_error(call, shaping, error, elapsed)
-        elapsed = _Timing(started_at, (time.perf_counter() - started) * 1000)
+        elapsed = _Timing(stopwatch.started_at, stopwatch.elapsed_ms())
         return _from_result(call, shaping, result, elapsed)
 
     if len(calls) == 1:

@@ -45,18 +45,21 @@ def total_tokens(usage: Usage | None) -> int:
 
 
 class Stopwatch:
-    """Times one model call: started now (wall clock), stopped by `call` (monotonic)."""
+    """Times one call: started now (wall clock), measured on the monotonic clock."""
 
     def __init__(self) -> None:
         self.started_at = time.time()
         self._started = time.perf_counter()
 
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the start, on the monotonic clock."""
+        return (time.perf_counter() - self._started) * 1000
+
     def call(self, purpose: ModelCallPurpose) -> ModelCall:
         """The finished call: when it started, how long it took, and why it was made."""
-        duration_ms = (time.perf_counter() - self._started) * 1000
         return {
             "started_at": self.started_at,
-            "duration_ms": round(duration_ms, 3),
+            "duration_ms": round(self.elapsed_ms(), 3),
             "purpose": purpose,
         }
 
