@@ -14,23 +14,20 @@ from rich.table import Table
 from rich.text import Text
 
 from langchain_agent_rules.agent.result import RunResult
+from langchain_agent_rules.display._common import STATUS_STYLES, rule_marks, shorten
 from langchain_agent_rules.rules.check import RuleCheck
 from langchain_agent_rules.rules.model import Rule
 
 __all__ = [
     "RULE_STATUS_STYLES",
-    "STATUS_STYLES",
     "print_result",
     "print_step",
     "rule_changes",
-    "rule_marks",
     "rule_summary",
     "rules_table",
-    "shorten",
     "trace_table",
 ]
 
-STATUS_STYLES = {"ok": "green", "repeated": "yellow", "rejected": "yellow"}
 RULE_STATUS_STYLES = {
     "passed": "dim green",
     "redacted": "yellow",
@@ -45,23 +42,8 @@ _RULE_WIDTH = 24
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
-def shorten(text: str, width: int) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def _args_text(args: Mapping[str, Any]) -> str:
     return _printable(shorten(json.dumps(args, ensure_ascii=False), _ARGS_WIDTH))
-
-
-def rule_marks(step: Mapping[str, Any]) -> str:
-    """What the rules did to a tool call, as ``<rule> <status>`` (passed checks left out)."""
-    return ", ".join(
-        f"{event['rule_id']} {event['status']}"
-        for event in step.get("rule_events") or []
-        if event["status"] != "passed"
-    )
 
 
 def _event_line(event: Mapping[str, Any]) -> str:

@@ -7,20 +7,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_agent_rules.agent.result import RunResult
-from langchain_agent_rules.cli._display import STATUS_STYLES, shorten
 
 __all__ = [
     "COLOURS",
     "NAME_WIDTH",
+    "STATUS_STYLES",
     "cell",
     "colour",
     "count",
     "event_places",
     "label",
+    "rule_marks",
+    "shorten",
     "status_colour",
     "step_events",
     "summary",
 ]
+
+STATUS_STYLES = {"ok": "green", "repeated": "yellow", "rejected": "yellow"}
+"""The rich style of a tool call's status; every other status is red."""
 
 NAME_WIDTH = 64
 # Rich style -> colour in HTML and in the chart (GitHub's light palette).
@@ -28,6 +33,12 @@ COLOURS = {"green": "#1a7f37", "yellow": "#9a6700", "red": "#cf222e"}
 # Control characters and lone surrogates: shown as U+FFFD, never sent to a terminal or a
 # notebook file (a lone surrogate cannot be written as UTF-8).
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def cell(text: str, width: int) -> str:
@@ -53,6 +64,15 @@ def status_colour(status: str) -> str:
 def step_events(step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """What the rules' checks did about one tool call (steps of older runs have none)."""
     return list(step.get("rule_events") or [])
+
+
+def rule_marks(step: Mapping[str, Any]) -> str:
+    """What the rules did to a tool call, as ``<rule> <status>`` (passed checks left out)."""
+    return ", ".join(
+        f"{event['rule_id']} {event['status']}"
+        for event in step_events(step)
+        if event["status"] != "passed"
+    )
 
 
 def event_places(run: RunResult) -> list[str]:

@@ -15,14 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from langchain_agent_rules.agent.result import RunResult
-from langchain_agent_rules.cli._display import STATUS_STYLES
 from langchain_agent_rules.display._common import (
     NAME_WIDTH,
+    STATUS_STYLES,
     cell,
     colour,
     count,
     event_places,
-    step_events,
+    rule_marks,
     summary,
 )
 
@@ -95,14 +95,6 @@ class RunTable:
     __repr__ = __str__
 
 
-def _rule_marks(step: Mapping[str, Any]) -> str:
-    return ", ".join(
-        f"{event['rule_id']} {event['status']}"
-        for event in step_events(step)
-        if event["status"] != "passed"
-    )
-
-
 def _status_text(step: Mapping[str, Any]) -> str:
     status, approval = str(step["status"]), step.get("approval")
     return f"{status} ({approval})" if approval and approval != status else status
@@ -116,7 +108,7 @@ def trace_table(run: RunResult | Sequence[Mapping[str, Any]]) -> RunTable:
     when any rule's check acted on a call, what it did.
     """
     steps = run.trace if isinstance(run, RunResult) else list(run)
-    marks = [_rule_marks(step) for step in steps]
+    marks = [rule_marks(step) for step in steps]
     columns = ["step", "turn", "tool", "status", "ms", "args", "observation"]
     if any(marks):
         columns.append("rules")
