@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from langchain_agent_rules._sql_url import POSTGRES_CONNECT_TIMEOUT_SECONDS
 from langchain_agent_rules.errors import AgentConfigurationError
-from langchain_agent_rules.rules.open import POSTGRES_CONNECT_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
     import psycopg

@@ -9,7 +9,6 @@ checkpoint file is created only when the run starts (`open_checkpointer`).
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -22,17 +21,19 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from langchain_agent_rules._sql_url import database_url
+from langchain_agent_rules._sql_url import (
+    POSTGRES_CONNECT_TIMEOUT_SECONDS,
+    URL_SCHEME,
+    database_url,
+    lacks_connect_timeout,
+)
 from langchain_agent_rules.agent.postgres_checkpoints import (
     is_postgres_url,
     open_postgres_checkpointer,
 )
 from langchain_agent_rules.errors import AgentConfigurationError, AgentRulesError
 from langchain_agent_rules.models.weights import cache_dir
-from langchain_agent_rules.rules.open import (
-    POSTGRES_CONNECT_TIMEOUT_SECONDS,
-    open_rule_store,
-)
+from langchain_agent_rules.rules.open import open_rule_store
 from langchain_agent_rules.rules.store import RuleReader
 from langchain_agent_rules.tools.file_read import FileReadTool
 from langchain_agent_rules.tools.http_get import HttpGetTool
@@ -78,7 +79,6 @@ NO_CHECKPOINT_FILE_TEMPLATE = (
     "--checkpoints the file or URL that run used)"
 )
 
-_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _SQL_QUERY_BACKENDS = ("sqlite", "postgresql", "postgres")
 
 
@@ -115,7 +115,7 @@ def run_tools(db: str | None, root: str | None, allowed_hosts: Sequence[str]) ->
 
 def _database_engine(db: str) -> Engine:
     """An engine for ``--db``; a PostgreSQL server gets a bounded connect time."""
-    scheme = _URL_SCHEME.match(db)
+    scheme = URL_SCHEME.match(db)
     if scheme is None:
         raise AgentConfigurationError(NOT_A_DATABASE_URL_TEMPLATE.format(db=db))
     backend = scheme.group(1).split("+", 1)[0].lower()
@@ -129,8 +129,9 @@ def _database_engine(db: str) -> Engine:
         raise AgentConfigurationError(
             MALFORMED_DATABASE_URL_TEMPLATE.format(scheme=scheme.group(1), detail=detail)
         ) from None
+    # As connect arguments, not in the URL, so messages show the URL as it was given.
     connect_args: dict[str, Any] = {}
-    if backend != "sqlite" and "connect_timeout" not in url.query:
+    if lacks_connect_timeout(url):
         connect_args["connect_timeout"] = POSTGRES_CONNECT_TIMEOUT_SECONDS
     try:
         return create_engine(url, connect_args=connect_args)
@@ -190,7 +191,7 @@ def stored_checkpoints(spec: str | None) -> Path | str:
 
 
 def _checkpoint_path(spec: str | None) -> Path:
-    if spec is not None and (scheme := _URL_SCHEME.match(spec)) is not None:
+    if spec is not None and (scheme := URL_SCHEME.match(spec)) is not None:
         raise AgentConfigurationError(CHECKPOINT_SCHEME_TEMPLATE.format(scheme=scheme.group(1)))
     return Path(spec) if spec else default_checkpoints_path()
 

@@ -10,7 +10,6 @@ an unreachable server is an error in bounded time instead of a wait for ever.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,11 @@ from typing import Any
 from sqlalchemy import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from langchain_agent_rules._sql_url import (
+    POSTGRES_CONNECT_TIMEOUT_SECONDS,
+    URL_SCHEME,
+    with_connect_timeout,
+)
 from langchain_agent_rules.errors import RuleStoreError
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
@@ -31,7 +35,6 @@ __all__ = [
 ]
 
 SQL_STORE_SCHEMES = ("postgresql", "postgres", "sqlite")
-POSTGRES_CONNECT_TIMEOUT_SECONDS = 10
 
 EMPTY_SPEC_MESSAGE = (
     "empty rule store; give a path to a JSON rules file or a database URL "
@@ -55,10 +58,6 @@ MISSING_DATABASE_TEMPLATE = (
     "file (adding a rule creates the database)"
 )
 
-_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
-# The drivers that read libpq's connect_timeout; others (pg8000) would refuse the key.
-_LIBPQ_DRIVERS = ("postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg2")
-
 
 def open_rule_store(
     spec: str,
@@ -75,7 +74,7 @@ def open_rule_store(
     """
     if not spec.strip():
         raise RuleStoreError(EMPTY_SPEC_MESSAGE)
-    url = _URL_SCHEME.match(spec)
+    url = URL_SCHEME.match(spec)
     if url is None:
         return _json_file_store(Path(spec), limits, must_exist=must_exist)
     scheme = url.group(1)
@@ -87,12 +86,15 @@ def open_rule_store(
         if must_exist:
             _check_sqlite_file(parsed)
         return SqlRuleStore(spec, limits=limits)
-    return SqlRuleStore(_with_connect_timeout(spec, parsed), limits=limits)
+    timed = with_connect_timeout(parsed)
+    if timed is not parsed:
+        spec = timed.render_as_string(hide_password=False)
+    return SqlRuleStore(spec, limits=limits)
 
 
 def shown_store(spec: str) -> str:
     """``spec`` fit for a message: a path as given, a database URL without its password."""
-    url = _URL_SCHEME.match(spec)
+    url = URL_SCHEME.match(spec)
     if url is None:
         return spec
     try:
@@ -127,10 +129,3 @@ def _check_sqlite_file(url: URL) -> None:
     in_memory_or_uri = database == ":memory:" or "uri" in url.query
     if not in_memory_or_uri and not Path(database).is_file():
         raise RuleStoreError(MISSING_DATABASE_TEMPLATE.format(path=database))
-
-
-def _with_connect_timeout(spec: str, url: URL) -> str:
-    if url.drivername not in _LIBPQ_DRIVERS or "connect_timeout" in url.query:
-        return spec
-    timed = url.update_query_dict({"connect_timeout": str(POSTGRES_CONNECT_TIMEOUT_SECONDS)})
-    return timed.render_as_string(hide_password=False)
