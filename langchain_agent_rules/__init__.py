@@ -1,23 +1,18 @@
 """Prioritised agent rules, safe built-in tools and a bounded LangGraph ReAct agent.
 
-Everything public is importable from here. The ``create_agent`` middleware needs the
-``langchain`` extra, so its three classes are loaded on first access
-(``langchain_agent_rules.ToolGuardMiddleware``) rather than at import.
+Everything public is importable from here. The agent is LangChain's ``create_agent``
+driven by this package's middleware (``langchain_agent_rules.middleware``), which a
+LangChain user can also add to their own ``create_agent``.
 """
 
-from typing import Any
-
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent
-from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.agent.facade import ApprovalHandler, RulesAgent, Task
 from langchain_agent_rules.agent.result import RunResult
-from langchain_agent_rules.agent.state import (
-    AgentState,
-    ModelCall,
-    ModelCallPurpose,
-    StopReason,
-    TraceStep,
-    Usage,
+from langchain_agent_rules.agent.streaming import (
+    AnswerDeltaEvent,
+    EndEvent,
+    StepEvent,
+    StreamEvent,
 )
 from langchain_agent_rules.display import (
     RunTable,
@@ -39,6 +34,21 @@ from langchain_agent_rules.errors import (
     RuleValidationError,
     ToolConfigurationError,
     ToolExecutionError,
+)
+from langchain_agent_rules.middleware import (
+    AgentRulesMiddleware,
+    RunLimitsMiddleware,
+    TextToolProtocolMiddleware,
+    ToolGuardMiddleware,
+    ToolProtocolMiddleware,
+)
+from langchain_agent_rules.middleware.state import (
+    AgentState,
+    ModelCall,
+    ModelCallPurpose,
+    StopReason,
+    TraceStep,
+    Usage,
 )
 from langchain_agent_rules.models.local import ChatLocalLlama
 from langchain_agent_rules.models.resolve import resolve_chat_model
@@ -74,19 +84,10 @@ from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool
 from langchain_agent_rules.tools.file_read import FileReadTool
 from langchain_agent_rules.tools.http_get import HttpGetTool
 from langchain_agent_rules.tools.path_guard import DEFAULT_DENY
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
 __version__ = "0.1.0"
-
-_MIDDLEWARE = ("AgentRulesMiddleware", "TextToolProtocolMiddleware", "ToolGuardMiddleware")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MIDDLEWARE:
-        from langchain_agent_rules import middleware
-
-        return getattr(middleware, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -98,7 +99,9 @@ __all__ = [
     "AgentRuleTool",
     "AgentRuleToolConfig",
     "AgentRulesError",
+    "AgentRulesMiddleware",
     "AgentState",
+    "AnswerDeltaEvent",
     "AnswerVerdict",
     "ApprovalHandler",
     "ChatLocalLlama",
@@ -106,6 +109,7 @@ __all__ = [
     "ContextWindowError",
     "DuplicateRuleError",
     "EffectiveRules",
+    "EndEvent",
     "FileReadTool",
     "HttpGetTool",
     "InMemoryRuleStore",
@@ -130,14 +134,21 @@ __all__ = [
     "RuleValidationError",
     "RuleWriter",
     "RulesAgent",
+    "RunLimitsMiddleware",
     "RunResult",
     "RunTable",
     "SqlQueryTool",
     "SqlRuleStore",
+    "StepEvent",
     "StopReason",
+    "StreamEvent",
+    "Task",
+    "TextToolProtocolMiddleware",
     "TimelineChart",
     "ToolConfigurationError",
     "ToolExecutionError",
+    "ToolGuardMiddleware",
+    "ToolProtocolMiddleware",
     "ToolVerdict",
     "TraceStep",
     "Usage",

@@ -23,11 +23,18 @@ import io
 import json
 import re
 import tokenize
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -42,6 +49,7 @@ __all__ = [
     "ParsedReply",
     "ParsedToolCall",
     "extract_answer",
+    "new_call_id",
     "parse_tool_reply",
     "render_tool_call_block",
     "render_tools_prompt",
@@ -127,6 +135,11 @@ class ParsedReply:
     tool_calls: tuple[ParsedToolCall, ...] = ()
     errors: tuple[ParsedError, ...] = ()
     final_answer: str | None = None
+
+
+def new_call_id() -> str:
+    """A fresh id for a tool call read from text: ``call_`` and 24 hex digits."""
+    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 class _Unreadable(ValueError):
@@ -406,13 +419,27 @@ def to_text_messages(messages: Iterable[BaseMessage]) -> list[BaseMessage]:
             task = message.text
         if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
             blocks = [render_tool_call_block(c["name"], c["args"]) for c in message.tool_calls]
-            blocks += [str(c.get("args") or "") for c in message.invalid_tool_calls]
+            blocks += [_invalid_block(c) for c in message.invalid_tool_calls]
             rendered.append(AIMessage(content="\n".join(blocks)))
         else:
             rendered.append(message)
     if pending:
         rendered.append(_observation_message(pending, task))
     return rendered
+
+
+def _invalid_block(call: InvalidToolCall) -> str:
+    """A refused call as the model wrote it: its block when it named a tool, else its text."""
+    raw = str(call.get("args") or "")
+    name = call.get("name")
+    if name:
+        try:
+            args = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(args, dict):
+            return render_tool_call_block(name, args)
+    return raw
 
 
 def _observation_message(results: list[ToolMessage], task: str) -> HumanMessage:

@@ -6,8 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_agent_rules.agent.state import ModelCall, RuleEvent, StopReason, TraceStep, Usage
-from langchain_agent_rules.agent.usage import no_usage
+from langchain_agent_rules.middleware.state import (
+    ModelCall,
+    RuleEvent,
+    StopReason,
+    TraceStep,
+    Usage,
+    no_usage,
+)
 
 __all__ = ["RunResult"]
 

@@ -30,7 +30,7 @@ from rich.markup import escape
 from rich.status import Status
 
 from langchain_agent_rules.agent.facade import RulesAgent
-from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.agent.postgres_checkpoints import redacted
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.cli._display import print_result, print_step, trace_table

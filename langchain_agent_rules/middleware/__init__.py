@@ -1,30 +1,33 @@
-"""Middleware for `langchain.agents.create_agent`, built from the same parts as our agent.
+"""The agent engine: middleware for `langchain.agents.create_agent`.
 
-For apps that keep LangChain's own agent loop:
+`create_rules_agent` and `RulesAgent` are `create_agent` with these four, in this order
+(`default_middleware`); a LangChain user adds the same to their own `create_agent`:
 
-- `AgentRulesMiddleware`: the effective rules of a project in the system prompt at every
-  model call (and, if asked, the ``agent_rule`` tool); with ``enforce=True`` their checks
-  on answers, tool calls and tool observations, as in our own agent;
-- `ToolGuardMiddleware`: a timeout per tool call, a cap on the observation size, and every
-  tool exception turned into an error ``ToolMessage`` instead of a crash;
-- `TextToolProtocolMiddleware`: drives a model without native tool calling through the
-  fenced-JSON text protocol.
-
-They need the ``langchain`` extra: ``pip install "langchain-agent-rules[langchain]"``.
+- `ToolGuardMiddleware`: a timeout, an observation cap, error observations, repeated
+  calls answered without running them, and one trace step per tool call;
+- `AgentRulesMiddleware`: the effective rules in the system prompt at every model turn,
+  and their checks on answers, tool calls and observations, with approvals in
+  LangChain's human-in-the-loop format;
+- `RunLimitsMiddleware`: budgets (iterations, model calls, tokens) that end with an
+  answer, and the run's record (answer, stop reason, usage, model calls);
+- `ToolProtocolMiddleware` (`TextToolProtocolMiddleware`: always text): native tool
+  calling or the fenced-JSON text protocol, and every reply made safe to store.
 """
 
 from __future__ import annotations
 
-try:
-    import langchain.agents.middleware  # noqa: F401
-except ImportError as error:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "langchain_agent_rules.middleware needs the `langchain` package (langchain>=1.0); "
-        'install it with: pip install "langchain-agent-rules[langchain]"'
-    ) from error
-
+from langchain_agent_rules.middleware.limits import RunLimitsMiddleware
+from langchain_agent_rules.middleware.protocol import (
+    TextToolProtocolMiddleware,
+    ToolProtocolMiddleware,
+)
 from langchain_agent_rules.middleware.rules import AgentRulesMiddleware
-from langchain_agent_rules.middleware.text_protocol import TextToolProtocolMiddleware
 from langchain_agent_rules.middleware.tool_guard import ToolGuardMiddleware
 
-__all__ = ["AgentRulesMiddleware", "TextToolProtocolMiddleware", "ToolGuardMiddleware"]
+__all__ = [
+    "AgentRulesMiddleware",
+    "RunLimitsMiddleware",
+    "TextToolProtocolMiddleware",
+    "ToolGuardMiddleware",
+    "ToolProtocolMiddleware",
+]

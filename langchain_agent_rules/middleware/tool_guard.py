@@ -1,74 +1,81 @@
-"""`ToolGuardMiddleware`: a timeout, an observation cap and error observations for every tool call.
+"""`ToolGuardMiddleware`: every tool call bounded, answered and traced.
 
-The guard does not re-implement any of this: it hands `create_agent`'s tool handler to the
-agent's own tool runner (`run_tool_call` / `arun_tool_call`) as a zero-argument tool, so a
-tool called through `create_agent` meets the same timeout, the same ``ERROR: ...`` texts
-and the same truncation marker as one called by `create_rules_agent`. In a callback trace
-(LangSmith) each guarded call therefore shows as a ``tool_guard`` run beside the tool's own.
+Each call `create_agent` sends to LangGraph's `ToolNode` passes through the guard:
+
+- a call identical (tool and arguments) to one that already succeeded in this run is
+  not run again: the model gets the earlier result (status ``repeated``);
+- an unknown tool and arguments the tool's schema refuses are answered at once
+  (``unknown_tool``, ``invalid_args``), with what is available or what was wrong;
+- the call runs within ``timeout`` seconds (``timeout``); an exception from it becomes an
+  error observation (``error``; `InvalidToolCallError`: ``invalid_args``) instead of a
+  crash (LangGraph's own ToolNode lets most exceptions end the run);
+- the observation is cut to ``max_observation_bytes`` UTF-8 bytes with a marker, so the
+  full output never reaches the model, the state or a checkpoint (an artifact stays on
+  the message);
+- the call gets one step in the run's ``trace``.
+
+Interrupts pass through (an approval, or an ``interrupt()`` inside a tool); a tool's
+`Command` passes through with its `ToolMessage` capped like any observation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
-from langchain_core.messages import ToolCall, ToolMessage
-from langchain_core.tools import StructuredTool
-from langgraph.types import Command
-from pydantic import BaseModel, ConfigDict
+from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
+from langchain_core.messages import ToolMessage, convert_to_messages
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Overwrite
+from pydantic import BaseModel, ValidationError
 
-from langchain_agent_rules.agent.options import AgentOptions
-from langchain_agent_rules.agent.tool_runner import ToolOutcome, arun_tool_calls, run_tool_calls
+from langchain_agent_rules.errors import AgentConfigurationError, InvalidToolCallError
+from langchain_agent_rules.middleware._arguments import clean_text
+from langchain_agent_rules.middleware._tool_runner import (
+    CallTimedOut,
+    acall_with_timeout,
+    call_with_timeout,
+    truncate_observation,
+)
+from langchain_agent_rules.middleware.prompts import (
+    COMMAND_WITHOUT_TOOL_MESSAGE,
+    INVALID_ARGS,
+    REPEATED_CALL,
+    TOOL_ERROR,
+    TOOL_TIMEOUT,
+    UNKNOWN_TOOL,
+)
+from langchain_agent_rules.middleware.state import (
+    CALL_RECORD_KEY,
+    GuardState,
+    RuleEvent,
+    ToolStatus,
+    TraceStep,
+)
+from langchain_agent_rules.middleware.usage import Stopwatch
+from langchain_agent_rules.options import AgentOptions
 
 __all__ = ["ToolGuardMiddleware"]
 
-_ADAPTER_NAME = "tool_guard"
-_ADAPTER_DESCRIPTION = "Runs one tool call through create_agent's tool handler."
-
-
-class _NoArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _call(request: ToolCallRequest) -> ToolCall:
-    return {
-        "name": request.tool_call["name"],
-        "args": {},
-        "id": request.tool_call["id"],
-        "type": "tool_call",
-    }
-
-
-def _answer(outcome: ToolOutcome) -> ToolMessage | Command[Any]:
-    return outcome.command if outcome.command is not None else outcome.to_message()
-
-
 _DEFAULTS = AgentOptions()
+Result = ToolMessage | Command[Any]
 
 
-class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
-    """Bound every tool call of a `create_agent` agent and never let a tool crash the run.
+def _validation_message(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
+        for problem in error.errors()
+    )
 
-    - a call that runs longer than ``timeout`` seconds is answered with
-      ``ERROR: tool "<name>" timed out after <timeout> s`` (a sync tool keeps its worker
-      thread until it returns, because Python cannot stop a thread; its late result is
-      dropped);
-    - an exception from a tool becomes an error `ToolMessage` ``ERROR: <message>``
-      (LangGraph's own ToolNode lets most exceptions crash the run);
-    - an observation over ``max_observation_bytes`` UTF-8 bytes is cut, with a marker
-      saying how much was shown; the full output is dropped, so it never reaches the
-      model or the checkpointed state (an artifact stays on the message).
 
-    Interrupts pass through; a `Command` result passes through with its `ToolMessage`
-    capped like any observation. The defaults and checks of ``timeout`` and
-    ``max_observation_bytes`` are those of `AgentOptions` (``tool_timeout``,
-    ``max_observation_bytes``).
+class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
+    """Bound, answer and trace every tool call of a `create_agent` agent.
 
     Setup:
         .. code-block:: bash
 
-            pip install "langchain-agent-rules[langchain]"
+            pip install langchain-agent-rules
 
     Instantiate:
         .. code-block:: python
@@ -78,7 +85,15 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
             guard = ToolGuardMiddleware(timeout=10, max_observation_bytes=4096)
             agent = create_agent(model, tools, middleware=[guard])
+
+    A sync tool that times out keeps its worker thread until it returns (Python cannot
+    stop a thread); its late result is dropped. The defaults and checks of ``timeout``
+    and ``max_observation_bytes`` are those of `AgentOptions` (``tool_timeout``,
+    ``max_observation_bytes``). Put it first among this package's middleware, so the
+    timeout, the cap and the trace cover what the others do to a call.
     """
+
+    state_schema = GuardState
 
     def __init__(
         self,
@@ -91,43 +106,164 @@ class ToolGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.max_observation_bytes = options.max_observation_bytes
         self.tools = []
 
+    def before_agent(self, state: GuardState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Start the run with an empty trace."""
+        return {"trace": Overwrite([])} if state.get("trace") else None
+
+    async def abefore_agent(
+        self, state: GuardState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async `before_agent`."""
+        return self.before_agent(state, runtime)
+
+    # --- before the call runs ----------------------------------------------------------
+
+    def _settled(self, request: ToolCallRequest) -> tuple[str, ToolStatus, str | None] | None:
+        """The observation of a call answered without running it, or None."""
+        call = request.tool_call
+        previous = next(
+            (
+                step
+                for step in request.state.get("trace") or []
+                if step["status"] == "ok" and step["tool"] == call["name"] and step["args"] == call["args"]
+            ),
+            None,
+        )
+        if previous is not None:
+            text = REPEATED_CALL.format(tool=call["name"], observation=previous["observation"])
+            return text, "repeated", None
+        tool = request.tool
+        if tool is None:
+            names = [t.name for t in request.runtime.tools] if request.runtime else []
+            text = UNKNOWN_TOOL.format(tool=call["name"], available=", ".join(names) or "none")
+            return text, "unknown_tool", "unknown tool"
+        schema = tool.tool_call_schema
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            try:
+                schema.model_validate(call["args"])
+            except ValidationError as error:
+                problem = _validation_message(error)
+                return INVALID_ARGS.format(tool=call["name"], message=problem), "invalid_args", problem
+        return None
+
+    # --- after it ran --------------------------------------------------------------------
+
+    def _failed(
+        self, request: ToolCallRequest, error: Exception
+    ) -> tuple[str, ToolStatus, str | None]:
+        if isinstance(error, CallTimedOut):
+            assert self.timeout is not None
+            text = TOOL_TIMEOUT.format(tool=request.tool_call["name"], seconds=self.timeout)
+            return text, "timeout", "timeout"
+        if isinstance(error, AgentConfigurationError):
+            raise error  # a bad approval answer: the run must stop and wait for a good one
+        status: ToolStatus = "invalid_args" if isinstance(error, InvalidToolCallError) else "error"
+        message = str(error) or type(error).__name__
+        return TOOL_ERROR.format(message=message), status, message
+
+    def _traced(
+        self,
+        request: ToolCallRequest,
+        result: Result,
+        stopwatch: Stopwatch,
+        status: ToolStatus | None = None,
+        error: str | None = None,
+    ) -> Command[Any]:
+        """``result`` with its observation capped, and the call's trace step."""
+        call = request.tool_call
+        update: dict[str, Any] = {}
+        messages: list[Any] = [result]
+        if isinstance(result, Command):
+            if result.graph is not None or not isinstance(result.update, dict):
+                return result  # for a parent graph: nothing of ours to cap or trace
+            update = dict(result.update)
+            messages = convert_to_messages(update.get("messages") or [])
+        answer = next(
+            (m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call["id"]),
+            None,
+        )
+        if answer is None:
+            answer = ToolMessage(
+                COMMAND_WITHOUT_TOOL_MESSAGE.format(tool=call["name"]),
+                tool_call_id=call["id"] or "",
+                name=call["name"],
+                status="error",
+            )
+            messages, status, error = [*messages, answer], "error", answer.text
+        record: Mapping[str, Any] = answer.response_metadata.get(CALL_RECORD_KEY) or {}
+        text, truncated = truncate_observation(answer.text, self.max_observation_bytes)
+        if status is None and not record and answer.status == "error":
+            status, error = "error", answer.text
+        status = record.get("status") or status or ("error" if answer.status == "error" else "ok")
+        events: list[RuleEvent] = list(update.get("rule_events") or [])
+        metadata = {k: v for k, v in answer.response_metadata.items() if k != CALL_RECORD_KEY}
+        capped = answer.model_copy(
+            update={"content": text, "name": call["name"], "response_metadata": metadata}
+        )
+        step: TraceStep = {
+            "step": 0,
+            "iteration": int(request.state.get("iterations") or 0),
+            "tool": call["name"],
+            "args": call["args"],
+            "observation": text,
+            "status": status,
+            "started_at": stopwatch.started_at,
+            "duration_ms": round(stopwatch.elapsed_ms(), 3),
+            "truncated": truncated,
+            "error": None if error is None else clean_text(error),
+            "approval": record.get("approval"),
+            "rule_events": events,
+        }
+        update["messages"] = [capped if m is answer else m for m in messages]
+        update["trace"] = [step]
+        return Command(update=update, resume=getattr(result, "resume", None), goto=getattr(result, "goto", ()))
+
+    def _answer(self, request: ToolCallRequest, text: str) -> ToolMessage:
+        call = request.tool_call
+        return ToolMessage(text, tool_call_id=call["id"] or "", name=call["name"], status="error")
+
+    def _settled_message(
+        self, request: ToolCallRequest, settled: tuple[str, ToolStatus, str | None]
+    ) -> ToolMessage:
+        message = self._answer(request, settled[0])
+        if settled[1] == "repeated":
+            return message.model_copy(update={"status": "success"})
+        return message
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """Run the call through the tool runner, within the timeout and the size cap."""
-
-        def run() -> ToolMessage | Command[Any]:
-            return handler(request)
-
-        adapter = StructuredTool(
-            name=_ADAPTER_NAME, description=_ADAPTER_DESCRIPTION, args_schema=_NoArguments, func=run
-        )
-        call = _call(request)
-        [outcome] = run_tool_calls(
-            {call["name"]: adapter}, [call], self.timeout, self.max_observation_bytes
-        )
-        return _answer(outcome)
+        handler: Callable[[ToolCallRequest], Result],
+    ) -> Result:
+        """Run the call within the timeout, capped, answered and traced."""
+        stopwatch = Stopwatch()
+        settled = self._settled(request)
+        if settled is not None:
+            return self._traced(request, self._settled_message(request, settled), stopwatch, *settled[1:])
+        try:
+            result = call_with_timeout(lambda: handler(request), self.timeout)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            text, status, problem = self._failed(request, error)
+            return self._traced(request, self._answer(request, text), stopwatch, status, problem)
+        return self._traced(request, result, stopwatch)
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], Awaitable[Result]],
+    ) -> Result:
         """Async `wrap_tool_call`: the timeout is an asyncio deadline."""
-
-        async def run() -> ToolMessage | Command[Any]:
-            return await handler(request)
-
-        adapter = StructuredTool(
-            name=_ADAPTER_NAME,
-            description=_ADAPTER_DESCRIPTION,
-            args_schema=_NoArguments,
-            coroutine=run,
-        )
-        call = _call(request)
-        [outcome] = await arun_tool_calls(
-            {call["name"]: adapter}, [call], self.timeout, self.max_observation_bytes
-        )
-        return _answer(outcome)
+        stopwatch = Stopwatch()
+        settled = self._settled(request)
+        if settled is not None:
+            return self._traced(request, self._settled_message(request, settled), stopwatch, *settled[1:])
+        try:
+            result = await acall_with_timeout(lambda: handler(request), self.timeout)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            text, status, problem = self._failed(request, error)
+            return self._traced(request, self._answer(request, text), stopwatch, status, problem)
+        return self._traced(request, result, stopwatch)

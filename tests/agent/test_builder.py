@@ -10,7 +10,7 @@ from langchain_core.tools import tool
 from pydantic import ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.testing import ScriptedChatModel
 
@@ -30,10 +30,14 @@ def test_graph_shape_matches_the_snapshot() -> None:
     assert mermaid == SNAPSHOT.read_text()
 
 
-def test_the_graph_binds_its_own_recursion_limit() -> None:
-    agent = create_rules_agent(ScriptedChatModel([]), [add], max_iterations=6)
-    assert agent.config is not None
-    assert agent.config["recursion_limit"] == 18
+def test_budgets_end_a_run_long_before_langgraphs_recursion_limit() -> None:
+    calls = [
+        AIMessage("", tool_calls=[{"name": "add", "args": {"a": n, "b": 1}, "id": f"c{n}"}])
+        for n in range(3)
+    ]
+    agent = create_rules_agent(ScriptedChatModel([*calls, "FINAL: 2"]), [add], max_iterations=3)
+    result = run(agent, "1+1?", "sync", {"recursion_limit": 12})
+    assert (result["answer"], result["stop_reason"]) == ("2", "max_iterations")
 
 
 @pytest.mark.parametrize(
@@ -86,9 +90,16 @@ def test_options_are_checked_before_a_model_string_loads_anything() -> None:
 
 def test_an_options_object_and_keywords_combine() -> None:
     options = AgentOptions(max_iterations=2, on_limit="end")
-    agent = create_rules_agent(ScriptedChatModel([]), [add], options=options, max_iterations=4)
-    assert agent.config is not None
-    assert agent.config["recursion_limit"] == 14
+    model = ScriptedChatModel(
+        [
+            AIMessage("", tool_calls=[{"name": "add", "args": {"a": n, "b": 1}, "id": f"c{n}"}])
+            for n in range(4)
+        ]
+    )
+    agent = create_rules_agent(model, [add], options=options, max_iterations=4)
+    result = run(agent, "1+1?", "sync")
+    assert result["stop_reason"] == "max_iterations"
+    assert result["answer"] == "I stopped after 4 tool iterations without reaching an answer."
     with pytest.raises(AgentConfigurationError, match="options must be an AgentOptions"):
         create_rules_agent(ScriptedChatModel([]), [add], options={"max_iterations": 2})  # type: ignore[arg-type]
 
@@ -126,7 +137,7 @@ def test_non_tools_are_refused() -> None:
 
 
 def test_non_models_are_refused() -> None:
-    with pytest.raises(AgentConfigurationError, match="model must be a BaseChatModel"):
+    with pytest.raises(AgentConfigurationError, match="model must be .* or a chat model object, not object"):
         create_rules_agent(object(), [add])  # type: ignore[arg-type]
 
 
@@ -160,6 +171,7 @@ def test_the_graph_publishes_its_input_and_output_schemas() -> None:
     output = agent.get_output_jsonschema()
     assert set(output["properties"]) == {
         "messages",
+        "structured_response",
         "answer",
         "stop_reason",
         "iterations",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_agent_rules.agent.rules_prompt import (
+from langchain_agent_rules.middleware._rules_prompt import (
     aread_rules,
     aread_rules_prompt,
     fitting_rules,

@@ -1,19 +1,26 @@
+"""Every tool call ends as one observation: through the agent, sync and async."""
+
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import threading
+from typing import Any
 
 import pytest
-from langchain_core.tools import StructuredTool, ToolException, tool
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 
-from langchain_agent_rules.agent.tool_runner import (
-    arun_tool_call,
-    arun_tool_calls,
-    run_tool_call,
-    run_tool_calls,
+from langchain_agent_rules import create_rules_agent
+from langchain_agent_rules.errors import InvalidToolCallError
+from langchain_agent_rules.middleware._tool_runner import (
+    CallTimedOut,
+    call_with_timeout,
     truncate_observation,
 )
-from langchain_agent_rules.errors import InvalidToolCallError
+from langchain_agent_rules.testing import ScriptedChatModel
+
+MODES = ["sync", "async"]
 
 
 @tool
@@ -40,156 +47,125 @@ async def async_add(a: int, b: int) -> int:
     return a + b
 
 
-@tool
-def huge() -> str:
-    """Return one megabyte."""
-    return "x" * 1_000_000
-
-
-def call(name: str, **args: object) -> dict[str, object]:
-    return {"name": name, "args": args, "id": f"id_{name}"}
-
-
-def run_both(tools, calls, timeout=5.0, max_bytes=8192):
-    by_name = {t.name: t for t in tools}
-    sync = run_tool_calls(by_name, calls, timeout, max_bytes)
-    async_ = asyncio.run(arun_tool_calls(by_name, calls, timeout, max_bytes))
-    return sync, async_
-
-
-def test_ok_result_becomes_an_ok_observation() -> None:
-    for outcomes in run_both([add], [call("add", a=2, b=3)]):
-        (outcome,) = outcomes
-        assert (outcome.status, outcome.observation, outcome.truncated) == ("ok", "5", False)
-        assert outcome.call_id == "id_add"
-        assert outcome.args == {"a": 2, "b": 3}
-        assert outcome.duration_ms >= 0
-
-
-def test_async_tool_runs_in_both_paths() -> None:
-    for outcomes in run_both([async_add], [call("async_add", a=2, b=3)]):
-        assert outcomes[0].observation == "5"
-
-
-def test_exception_becomes_an_error_observation() -> None:
-    for outcomes in run_both([explode], [call("explode", reason="it")]):
-        assert outcomes[0].status == "error"
-        assert outcomes[0].observation == "ERROR: cannot do it"
-        assert outcomes[0].error == "cannot do it"
-
-
-def test_invalid_arguments_give_the_validation_message() -> None:
-    for outcomes in run_both([add], [call("add", a="two", b=3)]):
-        assert outcomes[0].status == "invalid_args"
-        assert outcomes[0].observation == (
-            'ERROR: invalid arguments for tool "add": a: Input should be a valid integer, '
-            "unable to parse string as an integer"
-        )
-
-
-def test_missing_argument_is_invalid_args() -> None:
-    for outcomes in run_both([add], [call("add", a=1)]):
-        assert outcomes[0].observation == (
-            'ERROR: invalid arguments for tool "add": b: Field required'
-        )
-
-
-def test_invalid_tool_call_error_is_invalid_args() -> None:
-    for outcomes in run_both([refuse], [call("refuse", path="/etc")]):
-        assert outcomes[0].status == "invalid_args"
-        assert outcomes[0].observation == "ERROR: path '/etc' is outside the root"
-
-
-def test_tool_with_handle_tool_error_reports_error_status() -> None:
-    def fail() -> str:
-        raise ToolException("disk full")
-
-    handled = StructuredTool.from_function(
-        fail, name="fail", description="d", handle_tool_error=True
+def run_calls(
+    tools: list[BaseTool], calls: list[tuple[str, dict[str, Any]]], mode: str, **options: Any
+) -> tuple[list[dict[str, Any]], list[ToolMessage]]:
+    """The trace steps and tool messages of one turn that makes ``calls``."""
+    turn = AIMessage(
+        "", tool_calls=[{"name": n, "args": a, "id": f"id_{i}"} for i, (n, a) in enumerate(calls)]
     )
-    for outcomes in run_both([handled], [call("fail")]):
-        assert (outcomes[0].status, outcomes[0].observation) == ("error", "disk full")
+    agent = create_rules_agent(ScriptedChatModel([turn, "FINAL: done"]), tools, **options)
+    payload = {"messages": [("user", "go")]}
+    state = asyncio.run(agent.ainvoke(payload)) if mode == "async" else agent.invoke(payload)
+    messages = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    return state["trace"], messages
 
 
-def test_unknown_tool_lists_the_available_ones() -> None:
-    for outcomes in run_both([add, explode], [call("delete_all")]):
-        assert outcomes[0].status == "unknown_tool"
-        assert (
-            outcomes[0].observation == 'ERROR: no tool named "delete_all". Available: add, explode'
-        )
+@pytest.mark.parametrize("mode", MODES)
+def test_outcomes_of_every_kind_are_observations(mode: str) -> None:
+    @tool
+    def handled(x: int) -> str:
+        """Reports its own failure."""
+        raise ToolException("no such row")
+
+    handled.handle_tool_error = True
+    tools = [add, explode, refuse, async_add, handled]
+    if mode == "sync":
+        tools[3] = add.model_copy(update={"name": "async_add"})
+    calls = [
+        ("add", {"a": 1, "b": 2}),
+        ("explode", {"reason": "x"}),
+        ("add", {"a": "one", "b": 2}),
+        ("add", {"a": 1}),
+        ("refuse", {"path": "/etc"}),
+        ("async_add", {"a": 2, "b": 2}),
+        ("handled", {"x": 1}),
+        ("nope", {}),
+    ]
+    steps, messages = run_calls(tools, calls, mode)
+    assert [(s["status"], s["observation"]) for s in steps] == [
+        ("ok", "3"),
+        ("error", "ERROR: cannot do x"),
+        (
+            "invalid_args",
+            'ERROR: invalid arguments for tool "add": a: Input should be a valid integer, '
+            "unable to parse string as an integer",
+        ),
+        ("invalid_args", 'ERROR: invalid arguments for tool "add": b: Field required'),
+        ("invalid_args", "ERROR: path '/etc' is outside the root"),
+        ("ok", "4"),
+        ("error", "no such row"),
+        ("unknown_tool", 'ERROR: no tool named "nope". Available: add, explode, refuse, async_add, handled'),
+    ]
+    assert [m.status for m in messages] == ["success"] + ["error"] * 4 + ["success"] + ["error"] * 2
+    assert [m.tool_call_id for m in messages] == [f"id_{i}" for i in range(8)]
 
 
-def test_hanging_sync_tool_times_out_and_later_calls_still_run() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_hanging_tool_times_out_and_later_calls_still_run(mode: str) -> None:
     release = threading.Event()
 
     @tool
     def hang() -> str:
-        """Waits until released."""
+        """Never answers in time."""
         release.wait(30)
         return "late"
 
     try:
-        outcome = run_tool_call(hang, call("hang"), 0.2, 8192)
-        assert outcome.status == "timeout"
-        assert outcome.observation == 'ERROR: tool "hang" timed out after 0.2 s'
-        assert run_tool_call(add, call("add", a=1, b=1), 5.0, 8192).observation == "2"
+        steps, _ = run_calls([hang, add], [("hang", {}), ("add", {"a": 1, "b": 1})], mode, tool_timeout=0.2)
     finally:
         release.set()
+    assert [(s["status"], s["observation"]) for s in steps] == [
+        ("timeout", 'ERROR: tool "hang" timed out after 0.2 s'),
+        ("ok", "2"),
+    ]
 
 
-async def test_hanging_async_tool_times_out() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_raising_timeout_error_itself_is_an_error_not_a_timeout(mode: str) -> None:
     @tool
-    async def sleepy() -> str:
-        """Sleeps far too long."""
-        await asyncio.sleep(30)
-        return "late"
+    def flaky() -> str:
+        """Its own backend timed out."""
+        raise TimeoutError("backend did not answer")
 
-    outcome = await arun_tool_call(sleepy, call("sleepy"), 0.1, 8192)
-    assert (outcome.status, outcome.observation) == (
-        "timeout",
-        'ERROR: tool "sleepy" timed out after 0.1 s',
+    @tool
+    async def aflaky() -> str:
+        """Its own backend timed out."""
+        raise TimeoutError("backend did not answer")
+
+    tools = [flaky, aflaky] if mode == "async" else [flaky]
+    steps, _ = run_calls(tools, [(t.name, {}) for t in tools], mode)
+    assert {(s["status"], s["observation"]) for s in steps} == {
+        ("error", "ERROR: backend did not answer")
+    }
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_an_async_only_tool_in_a_sync_run_is_an_error_observation(timeout: float | None) -> None:
+    async def only_async(a: int) -> int:
+        return a * 2
+
+    doubled = StructuredTool.from_function(coroutine=only_async, name="double", description="d")
+    steps, _ = run_calls([doubled], [("double", {"a": 4})], "sync", tool_timeout=timeout)
+    assert (steps[0]["status"], steps[0]["observation"]) == (
+        "error",
+        "ERROR: StructuredTool does not support sync invocation.",
     )
-
-
-def test_parallel_calls_run_concurrently_and_keep_their_order() -> None:
-    barrier = threading.Barrier(3, timeout=5)
-
-    @tool
-    def meet(label: str) -> str:
-        """Returns only when three calls are running at once."""
-        barrier.wait()
-        return label
-
-    calls = [call("meet", label=x) | {"id": x} for x in ("a", "b", "c")]
-    outcomes = run_tool_calls({"meet": meet}, calls, 10.0, 8192)
-    assert [o.observation for o in outcomes] == ["a", "b", "c"]
-    assert [o.call_id for o in outcomes] == ["a", "b", "c"]
-
-
-async def test_parallel_async_calls_run_concurrently() -> None:
-    started: list[str] = []
-    gate = asyncio.Event()
-
-    @tool
-    async def wait_all(label: str) -> str:
-        """Returns once both calls have started."""
-        started.append(label)
-        if len(started) == 2:
-            gate.set()
-        await asyncio.wait_for(gate.wait(), 5)
-        return label
-
-    calls = [call("wait_all", label=x) | {"id": x} for x in ("a", "b")]
-    outcomes = await arun_tool_calls({"wait_all": wait_all}, calls, 10.0, 8192)
-    assert [o.observation for o in outcomes] == ["a", "b"]
+    steps, _ = run_calls([doubled], [("double", {"a": 4})], "async", tool_timeout=timeout)
+    assert (steps[0]["status"], steps[0]["observation"]) == ("ok", "8")
 
 
 def test_one_megabyte_observation_is_cut_to_the_limit() -> None:
-    for outcomes in run_both([huge], [call("huge")], max_bytes=8192):
-        outcome = outcomes[0]
-        assert outcome.truncated
-        assert len(outcome.observation.encode()) <= 8192
-        assert outcome.observation.endswith("\n[truncated: showed 8150 of 1000000 bytes]")
+    @tool
+    def huge() -> str:
+        """Return one megabyte."""
+        return "x" * 1_000_000
+
+    steps, messages = run_calls([huge], [("huge", {})], "sync")
+    assert steps[0]["truncated"]
+    assert messages[0].text == steps[0]["observation"]
+    assert steps[0]["observation"].endswith("\n[truncated: showed 8150 of 1000000 bytes]")
+    assert len(steps[0]["observation"].encode()) <= 8192
 
 
 def test_truncation_never_splits_a_character() -> None:
@@ -202,80 +178,30 @@ def test_truncation_never_splits_a_character() -> None:
     assert f"showed {len(shown.encode())} of" in text
 
 
-def test_short_text_is_not_cut() -> None:
+def test_short_text_is_not_cut_and_lone_surrogates_are_replaced() -> None:
     assert truncate_observation("short", 10) == ("short", False)
+    assert truncate_observation("a\ud800b", 10) == ("a\ufffdb", False)
 
 
-def test_tool_message_status_follows_the_outcome() -> None:
-    ok = run_tool_call(add, call("add", a=1, b=2), 5.0, 100).to_message()
-    bad = run_tool_call(explode, call("explode", reason="x"), 5.0, 100).to_message()
-    assert (ok.status, ok.content, ok.tool_call_id, ok.name) == ("success", "3", "id_add", "add")
-    assert bad.status == "error"
+def test_our_own_wait_expiring_is_the_only_timeout() -> None:
+    with pytest.raises(CallTimedOut):
+        call_with_timeout(lambda: threading.Event().wait(5), 0.05)
+    with pytest.raises(TimeoutError):
+        call_with_timeout(_raise_timeout, 5.0)
+    assert call_with_timeout(lambda: 3, None) == 3
 
 
-def test_async_only_tool_runs_in_the_sync_path() -> None:
-    async def only_async(a: int) -> int:
-        return a * 2
-
-    doubled = StructuredTool.from_function(coroutine=only_async, name="double", description="d")
-    assert run_tool_call(doubled, call("double", a=4), 5.0, 100).observation == "8"
+def _raise_timeout() -> None:
+    raise TimeoutError("the tool's own")
 
 
-@pytest.mark.parametrize("timeout", [None, 5.0])
-def test_no_timeout_still_runs(timeout: float | None) -> None:
-    assert run_tool_call(add, call("add", a=1, b=2), timeout, 100).observation == "3"
-
-
-def test_a_tool_raising_timeout_error_itself_is_an_error_not_a_timeout() -> None:
-    @tool
-    def flaky() -> str:
-        """Its own backend timed out."""
-        raise TimeoutError("backend did not answer")
-
-    @tool
-    async def aflaky() -> str:
-        """Its own backend timed out."""
-        raise TimeoutError("backend did not answer")
-
-    for outcomes in run_both([flaky, aflaky], [call("flaky"), call("aflaky")]):
-        assert [(o.status, o.observation) for o in outcomes] == [
-            ("error", "ERROR: backend did not answer"),
-            ("error", "ERROR: backend did not answer"),
-        ]
-
-
-def test_sync_tools_run_in_a_forked_child_process() -> None:
-    import multiprocessing
-
-    from langchain_core.tools import tool
-
-    from langchain_agent_rules.agent.tool_runner import run_tool_calls
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-
-    call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}
+def test_timed_calls_run_in_a_forked_child_process() -> None:
     # Warm the parent's pool so the child inherits an idle count with no threads behind it.
-    assert run_tool_calls({"add": add}, [call], 5.0, 8192)[0].status == "ok"
-
+    assert call_with_timeout(lambda: 1, 5.0) == 1
     context = multiprocessing.get_context("fork")
     with context.Pool(1) as pool:
-        status, observation = pool.apply(_run_add_in_child)
-    assert (status, observation) == ("ok", "3")
+        assert pool.apply(_timed_call_in_child) == 3
 
 
-def _run_add_in_child() -> tuple[str, str]:
-    from langchain_core.tools import tool
-
-    from langchain_agent_rules.agent.tool_runner import run_tool_calls
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-
-    call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}
-    outcome = run_tool_calls({"add": add}, [call], 2.0, 8192)[0]
-    return outcome.status, outcome.observation
+def _timed_call_in_child() -> int:
+    return call_with_timeout(lambda: 1 + 2, 2.0)

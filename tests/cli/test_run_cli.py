@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.agent.options import AgentOptions
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.cli._display import print_result, print_step
 from langchain_agent_rules.cli._options import flag_of

@@ -7,10 +7,10 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
 
-from langchain_agent_rules.agent.prompts import PARSE_ERROR
+from langchain_agent_rules.middleware.prompts import PARSE_ERROR
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import TextToolProtocolMiddleware, ToolGuardMiddleware
-from langchain_agent_rules.middleware.text_protocol import MAX_PARSE_RETRIES
+from langchain_agent_rules.middleware._step import MAX_REFUSED_TURNS
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.text_protocol import OBSERVATION_MESSAGE, render_tools_prompt
 
@@ -62,44 +62,45 @@ def test_without_a_system_prompt_the_tools_prompt_is_the_system_prompt() -> None
     assert result["messages"][-1].content == "hello"
 
 
-def test_the_model_reply_is_kept_in_the_state_with_parsed_tool_calls() -> None:
+def test_the_state_keeps_the_parsed_tool_calls_never_the_prose_around_them() -> None:
     model = ScriptedChatModel([ADD_2_3, "FINAL: 5"])
 
     result = text_agent(model).invoke({"messages": [("user", "2 + 3?")]})
 
     call_message = result["messages"][1]
     assert isinstance(call_message, AIMessage)
-    assert call_message.content == ADD_2_3
+    assert call_message.content == ""
     assert [(c["name"], c["args"]) for c in call_message.tool_calls] == [("add", {"a": 2, "b": 3})]
     assert call_message.tool_calls[0]["id"]
 
 
-def test_an_unreadable_call_is_retried_with_the_parse_error() -> None:
+def test_an_unreadable_call_is_answered_with_the_parse_error_and_the_model_asked_again() -> None:
     broken = '```tool\n{"tool": "add", "args": [2, 3]}\n```'
     model = ScriptedChatModel([broken, ADD_2_3, "FINAL: 5"])
 
     result = text_agent(model).invoke({"messages": [("user", "2 + 3?")]})
 
     retry = model.calls[1].messages
-    assert retry[-2] == AIMessage(content=broken)
+    assert retry[-2] == AIMessage(content='{"tool": "add", "args": [2, 3]}')
+    problem = PARSE_ERROR.format(problem='"args" must be a JSON object, not a list')
     assert retry[-1] == HumanMessage(
-        content=PARSE_ERROR.format(problem='"args" must be a JSON object, not a list')
+        content=OBSERVATION_MESSAGE.format(observations=problem, task="2 + 3?")
     )
     assert result["messages"][-1].content == "5"
-    # The failed attempt is not kept in the agent's state.
-    assert broken not in [m.content for m in result["messages"]]
+    refused = result["messages"][1]
+    assert isinstance(refused, AIMessage) and refused.invalid_tool_calls
+    assert [m.text for m in result["messages"] if isinstance(m, ToolMessage)] == [problem, "5"]
 
 
-def test_after_the_last_retry_the_reply_text_ends_the_run() -> None:
+def test_turns_whose_calls_are_all_refused_are_bounded_without_run_limits() -> None:
     broken = '```tool\n{"tool": "add", "args": [2, 3]}\n```'
-    model = ScriptedChatModel([broken] * (MAX_PARSE_RETRIES + 1))
+    model = ScriptedChatModel([broken] * (MAX_REFUSED_TURNS + 1))
 
     result = text_agent(model).invoke({"messages": [("user", "2 + 3?")]})
 
-    assert MAX_PARSE_RETRIES == 2
-    assert len(model.calls) == MAX_PARSE_RETRIES + 1
-    assert result["messages"][-1].content == broken
+    assert MAX_REFUSED_TURNS == 3
     assert model.remaining == 0
+    assert result["messages"][-1].text.startswith("ERROR: your tool call could not be read")
 
 
 async def test_retries_work_on_the_async_path() -> None:

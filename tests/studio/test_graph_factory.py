@@ -126,7 +126,7 @@ def test_a_bad_context_value_is_one_plain_sentence_not_a_nested_one(studio: Modu
 
 
 def test_the_context_carries_every_agent_option(studio: ModuleType) -> None:
-    from langchain_agent_rules.agent.options import AgentOptions
+    from langchain_agent_rules.options import AgentOptions
 
     fields = studio.AgentContext.model_fields
     assert set(AgentOptions.model_fields) <= set(fields)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 __all__ = [
     "ANSWER_BLOCKED",
+    "APPROVAL_DESCRIPTION",
+    "APPROVAL_RULE_LINE",
     "APPROVAL_UNAVAILABLE",
     "ARGUMENTS_BAD_INTEGER",
     "ARGUMENTS_BAD_TEXT",
@@ -22,6 +24,7 @@ __all__ = [
     "COMMAND_WITHOUT_TOOL_MESSAGE",
     "DEFAULT_SYSTEM_PROMPT",
     "INVALID_ARGS",
+    "NOT_RUN",
     "NO_OBSERVATIONS",
     "PARSE_ERROR",
     "REJECTED",
@@ -78,6 +81,12 @@ COMMAND_WITHOUT_TOOL_MESSAGE = (
     'ERROR: tool "{tool}" returned a Command without a ToolMessage answering this call'
 )
 TRUNCATION_MARKER = "\n[truncated: showed {shown} of {total} bytes]"
+# A call the previous run of a thread left without a result (cancelled, crashed, or a new
+# task sent while it waited for approval): answered before the model is called again.
+NOT_RUN = (
+    'ERROR: the call to tool "{tool}" was not run: the run that made it ended before it '
+    "had a result."
+)
 
 # Why no more tools can be used, per budget (the sentence after "No more tools can be used:").
 BUDGET_SPENT = {
@@ -151,3 +160,7 @@ APPROVAL_UNAVAILABLE = (
     "{content}\nThis agent cannot ask for one, so the call was not run; answer with what "
     "you know or use another tool."
 )
+
+# What a human reviewer is shown (the description of LangChain's HITL action request).
+APPROVAL_DESCRIPTION = 'Tool "{tool}" needs a human\'s approval before it runs.'
+APPROVAL_RULE_LINE = "Rule {rule_id} asks for it: {content}"

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-from langchain_agent_rules.agent.prompts import RULE_GROUP_HEADERS, RULE_LINE, RULES_HEADER
-from langchain_agent_rules.agent.state import RuleEvent
+from langchain_agent_rules.middleware.prompts import RULE_GROUP_HEADERS, RULE_LINE, RULES_HEADER
+from langchain_agent_rules.rules.engine import RuleEvent
 from langchain_agent_rules.rules.limits import (
     AgentRuleToolConfig,
     EffectiveRules,

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from langchain_agent_rules.agent.arguments import clean_text
-from langchain_agent_rules.agent.options import Review
-from langchain_agent_rules.agent.prompts import (
+from langchain_agent_rules.middleware._arguments import clean_text
+from langchain_agent_rules.options import Review
+from langchain_agent_rules.middleware.prompts import (
     ANSWER_BLOCKED,
     REVIEW_PASSED,
     REVIEW_REQUEST,

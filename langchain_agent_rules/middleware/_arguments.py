@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_agent_rules.agent.prompts import (
+from langchain_agent_rules.middleware.prompts import (
     ARGUMENTS_BAD_INTEGER,
     ARGUMENTS_BAD_TEXT,
     ARGUMENTS_BAD_VALUE,
