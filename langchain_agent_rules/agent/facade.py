@@ -44,8 +44,8 @@ ApprovalHandler = Callable[[Any], Any]
 value is LangChain's `HITLRequest` (``action_requests``: the call's name, arguments and a
 description naming the rules that asked; ``review_configs``) and the answer is one
 decision — ``{"type": "approve"}``, ``{"type": "edit", "edited_action": {"name", "args"}}``,
-``{"type": "reject", "message": "..."}`` — or LangChain's `HITLResponse`
-``{"decisions": [decision]}``; for an ``interrupt()`` inside a tool, whatever that tool
+``{"type": "reject", "message": "..."}``, or just ``"approve"`` / ``"reject"`` — or
+LangChain's `HITLResponse` ``{"decisions": [decision]}``; for an ``interrupt()`` inside a tool, whatever that tool
 expects."""
 
 Task = str | Sequence[BaseMessage | tuple[str, str] | dict[str, Any]]
@@ -58,6 +58,8 @@ def _is_approval(value: Any) -> bool:
 
 def _as_response(answer: Any) -> Any:
     """An approval handler's answer as LangChain's `HITLResponse`."""
+    if answer in ("approve", "reject"):
+        return {"decisions": [{"type": answer}]}
     if isinstance(answer, Mapping) and "decisions" in answer:
         return dict(answer)
     if isinstance(answer, Mapping) and "type" in answer:
@@ -169,6 +171,11 @@ class RulesAgent:
         answers = {}
         for pending in interrupts:
             answer = self._approve(pending.value)
+            if answer is None:
+                raise AgentConfigurationError(
+                    f"approve= returned None for the interrupt {pending.value!r:.200}; the run "
+                    'still waits: return a decision such as {"type": "approve"}'
+                )
             answers[pending.id] = _as_response(answer) if _is_approval(pending.value) else answer
         return Command(resume=answers)
 

@@ -85,6 +85,7 @@ class ModelStep:
     _finishers: list[Finisher] = field(default_factory=list)
     _purpose: ModelCallPurpose = "turn"
     _trace: list[TraceStep] = field(default_factory=list)
+    _synthetic: set[int] = field(default_factory=set)
 
     # --- what layers tell the step ----------------------------------------------------
 
@@ -92,6 +93,11 @@ class ModelStep:
     def purpose(self) -> ModelCallPurpose:
         """Why the model is being called now."""
         return self._purpose
+
+    def answered_without_model(self, reply: AIMessage) -> AIMessage:
+        """Mark ``reply`` as written by a layer, not the model: it is not a model call."""
+        self._synthetic.add(id(reply))
+        return reply
 
     def refuse(self, refusal: Refusal) -> None:
         """Record a call of the current turn that must not run."""
@@ -150,7 +156,7 @@ class ModelStep:
         def record(response: ModelResponse[Any]) -> None:
             if len(self.calls) == recorded:  # the innermost layer: the model's own reply
                 reply = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
-                if reply is not None:
+                if reply is not None and id(reply) not in self._synthetic:
                     self.calls.append((reply, stopwatch.call(self._purpose)))
 
         try:

@@ -221,8 +221,10 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
             if self.options.on_limit == "raise":
                 raise IterationLimitError(self._limit_error(budget, step))
             step.stop_reason = budget
-            if self.options.on_limit == "end" or not self._has_room(step):
-                return AIMessage(BUDGET_ANSWERS[budget].format(**self._budget_values()))
+            calls, most = self._usage(step)["model_calls"], self.options.max_model_calls
+            if self.options.on_limit == "end" or (most is not None and calls >= most):
+                fixed = AIMessage(BUDGET_ANSWERS[budget].format(**self._budget_values()))
+                return step.answered_without_model(fixed)
             spent = BUDGET_SPENT[budget].format(**self._budget_values())
             return self._summary(request, SUMMARIZE_REQUEST, budget=spent)
         if self._repeated_only(request.state) and not step.refused_turns:

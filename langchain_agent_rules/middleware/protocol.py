@@ -148,7 +148,7 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
                 "built-in tools given as dicts"
             )
         settings = dict(request.model_settings)
-        if _is_local_llama(request.model):
+        if tools and _is_local_llama(request.model):
             # The embedded model constrains its reply to the protocol's shapes.
             settings["text_protocol_tools"] = [
                 convert_to_openai_tool(tool)["function"] for tool in tools
@@ -157,15 +157,22 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
             tools=[],
             tool_choice=None,
             model_settings=settings,
-            system_message=with_section(request.system_message, render_tools_prompt(tools)),
+            system_message=with_section(
+                request.system_message, render_tools_prompt(tools) if tools else ""
+            ),
             messages=cast("list[AnyMessage]", to_text_messages(request.messages)),
         )
 
-    def _plan(self, request: ModelRequest[Any]) -> tuple[Protocol | None, ModelRequest[Any]]:
-        """The protocol of this call (None: no tools to call) and the request to send."""
-        if not request.tools:
+    def _plan(
+        self, request: ModelRequest[Any], step: ModelStep
+    ) -> tuple[Protocol | None, ModelRequest[Any]]:
+        """The protocol of this call (None: not a turn) and the request to send."""
+        if step.purpose != "turn":
             return None, request
-        protocol = self._choose(request)
+        if request.tools:
+            protocol = self._choose(request)
+        else:
+            protocol = "text" if self.protocol == "text" else "native"
         return protocol, (self._text_request(request) if protocol == "text" else request)
 
     def _reply(
@@ -174,7 +181,7 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
         reply = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
         if reply is None:
             return response
-        if step.purpose != "turn":
+        if protocol is None:
             return response  # a summary, revision or review: its caller reads the answer
         if protocol == "text":
             reply = from_text_reply(reply)
@@ -194,14 +201,14 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
         step: ModelStep,
     ) -> ModelResponse[Any]:
-        protocol, sent = self._plan(request)
+        protocol, sent = self._plan(request, step)
         tags = [TEXT_REPLY_TAG] if protocol == "text" else []
         try:
             response = step.call(handler, sent, tags=tags)
         except Exception as error:
             if protocol != "native" or not self._falls_back(request, error):
                 raise
-            protocol, sent = self._plan(request)
+            protocol, sent = self._plan(request, step)
             response = step.call(handler, sent, tags=[TEXT_REPLY_TAG])
         return self._reply(protocol, response, step)
 
@@ -214,14 +221,14 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
         if self.protocol == "auto" and id(request.model) not in self._chosen and request.tools:
             # Asking an Ollama server blocks: do it off the event loop.
             await asyncio.to_thread(self._choose, request)
-        protocol, sent = self._plan(request)
+        protocol, sent = self._plan(request, step)
         tags = [TEXT_REPLY_TAG] if protocol == "text" else []
         try:
             response = await step.acall(handler, sent, tags=tags)
         except Exception as error:
             if protocol != "native" or not self._falls_back(request, error):
                 raise
-            protocol, sent = self._plan(request)
+            protocol, sent = self._plan(request, step)
             response = await step.acall(handler, sent, tags=[TEXT_REPLY_TAG])
         return self._reply(protocol, response, step)
 

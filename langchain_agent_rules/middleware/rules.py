@@ -91,9 +91,11 @@ def _marked(message: ToolMessage, **record: Any) -> ToolMessage:
     return message.model_copy(update={"response_metadata": metadata})
 
 
-def _refusal_message(call: dict[str, Any], text: str, status: ToolStatus, approval: str | None) -> ToolMessage:
+def _refusal_message(
+    call: dict[str, Any], text: str, status: ToolStatus, approval: str, args: dict[str, Any]
+) -> ToolMessage:
     message = ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")
-    return _marked(message, status=status, approval=approval)
+    return _marked(message, status=status, approval=approval, args=args)
 
 
 class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
@@ -361,7 +363,8 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         if decision.approval == "rejected":
             reason = f" ({decision.reason})" if decision.reason else ""
             text = REJECTED.format(tool=call["name"], reason=reason)
-            return request, _refusal_message(dict(call), text, "rejected", "rejected"), "rejected", events
+            answer = _refusal_message(dict(call), text, "rejected", "rejected", call["args"])
+            return request, answer, "rejected", events
         if decision.approval == "edited":
             # A human may change the arguments, not lift a rule that denies them.
             edited = check_tool_call(rules, call["name"], decision.args)
@@ -369,7 +372,8 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
             if edited.status == "denied":
                 rule = edited.failures[0].rule
                 text = TOOL_DENIED.format(tool=call["name"], rule_id=rule.id, content=rule.content)
-                return request, _refusal_message(dict(call), text, "denied", "edited"), "edited", events
+                answer = _refusal_message(dict(call), text, "denied", "edited", decision.args)
+                return request, answer, "edited", events
             request = request.override(tool_call={**call, "args": decision.args})
         return request, None, decision.approval, events
 
@@ -379,6 +383,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         rules: list[Rule],
         approval: str | None,
         events: list[RuleEvent],
+        request_args: dict[str, Any],
     ) -> ToolMessage | Command[Any]:
         observation_rules = [r for r in rules if r.check is not None and r.check.covers_observations]
 
@@ -388,7 +393,9 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
                 if redaction.events:
                     events.extend(redaction.events)
                     message = message.model_copy(update={"content": redaction.text})
-            return _marked(message, approval=approval) if approval else message
+            if approval is None:
+                return message
+            return _marked(message, approval=approval, args=request_args)
 
         if isinstance(result, ToolMessage):
             message = shaped(result)
@@ -422,7 +429,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         rules = _rules_of(request.state)
         request, answer, approval, events = self._approve(request, rules)
         if answer is not None:
-            return self._after_tool(answer, [], None, events)
+            return self._after_tool(answer, [], None, events, {})
         try:
             result = handler(request)
         except GraphBubbleUp:
@@ -432,7 +439,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
             if redacted is error:
                 raise
             raise redacted from None
-        return self._after_tool(result, rules, approval, events)
+        return self._after_tool(result, rules, approval, events, request.tool_call["args"])
 
     async def awrap_tool_call(
         self,
@@ -445,7 +452,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         rules = _rules_of(request.state)
         request, answer, approval, events = self._approve(request, rules)
         if answer is not None:
-            return self._after_tool(answer, [], None, events)
+            return self._after_tool(answer, [], None, events, {})
         try:
             result = await handler(request)
         except GraphBubbleUp:
@@ -455,7 +462,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
             if redacted is error:
                 raise
             raise redacted from None
-        return self._after_tool(result, rules, approval, events)
+        return self._after_tool(result, rules, approval, events, request.tool_call["args"])
 
 
 def _reply_of(response: ModelResponse[Any]) -> AIMessage | None:

@@ -60,6 +60,8 @@ __all__ = ["ToolGuardMiddleware"]
 
 _DEFAULTS = AgentOptions()
 Result = ToolMessage | Command[Any]
+_SETTLED = frozenset({"repeated", "unknown_tool", "denied", "rejected"})
+"""Statuses of calls answered without running the tool: their duration is 0."""
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -204,11 +206,11 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
             "step": 0,
             "iteration": int(request.state.get("iterations") or 0),
             "tool": call["name"],
-            "args": call["args"],
+            "args": record.get("args", call["args"]),
             "observation": text,
             "status": status,
             "started_at": stopwatch.started_at,
-            "duration_ms": round(stopwatch.elapsed_ms(), 3),
+            "duration_ms": 0.0 if status in _SETTLED else round(stopwatch.elapsed_ms(), 3),
             "truncated": truncated,
             "error": None if error is None else clean_text(error),
             "approval": record.get("approval"),

@@ -316,7 +316,7 @@ def test_a_checked_answer_is_not_streamed_before_the_check() -> None:
 
     events = list(agent.stream("Address?", answer_deltas=True))
 
-    deltas = "".join(e["answer_delta"] for e in events if "answer_delta" in e)
+    deltas = "".join(e["text"] for e in events if e["type"] == "answer_delta")
     assert "frank@" not in deltas
     assert events[-1]["answer"] == "Write to [redacted: email] now."
 
@@ -327,7 +327,7 @@ def test_without_answer_checks_the_answer_streams() -> None:
 
     events = list(agent.stream("Address?", answer_deltas=True))
 
-    deltas = "".join(e["answer_delta"] for e in events if "answer_delta" in e)
+    deltas = "".join(e["text"] for e in events if e["type"] == "answer_delta")
     assert deltas == "Write to frank@example.com now."
 
 

@@ -106,5 +106,5 @@ def test_concurrent_streams_each_get_their_own_steps() -> None:
         streams = list(pool.map(lambda task: list(agent.stream(task)), tasks))
     for events, task in zip(streams, tasks, strict=True):
         *steps, summary = events
-        assert [s["args"] for s in steps] == [{"key": task}]
-        assert summary["answer"] == f"value of {task}"
+        assert [s["step"]["args"] for s in steps] == [{"key": task}]  # type: ignore[typeddict-item]
+        assert summary["answer"] == f"value of {task}"  # type: ignore[typeddict-item]

@@ -165,7 +165,8 @@ def test_only_the_denied_call_of_a_turn_is_stopped() -> None:
     result = run(agent, "x", "sync")
 
     assert db.ran == ["SELECT 1"]
-    assert [s["status"] for s in result["trace"]] == ["ok", "denied"]
+    # The denied call is settled in the model step, before the other one runs.
+    assert [s["status"] for s in result["trace"]] == ["denied", "ok"]
 
 
 def approving_agent(
@@ -190,12 +191,21 @@ def test_a_rule_that_approves_asks_a_human_even_for_a_tool_not_in_require_approv
     paused = invoke(agent, {"messages": [("user", "Clean t")]}, mode, config)
 
     [request] = paused["__interrupt__"]
-    assert request.value["tool"] == "sql"
-    assert request.value["rules"] == [
-        {"id": "ask_before_deletes", "content": "A human approves every delete."}
-    ]
+    assert request.value == {
+        "action_requests": [
+            {
+                "name": "sql",
+                "args": {"query": "DELETE FROM t"},
+                "description": 'Tool "sql" needs a human\'s approval before it runs.\n'
+                "Rule ask_before_deletes asks for it: A human approves every delete.",
+            }
+        ],
+        "review_configs": [
+            {"action_name": "sql", "allowed_decisions": ["approve", "edit", "reject"]}
+        ],
+    }
     assert db.ran == []
-    result = invoke(agent, Command(resume="approve"), mode, config)
+    result = invoke(agent, Command(resume={"decisions": [{"type": "approve"}]}), mode, config)
     assert db.ran == ["DELETE FROM t"]
     step = result["trace"][0]
     assert (step["status"], step["approval"]) == ("ok", "approved")
@@ -209,7 +219,7 @@ def test_a_rejected_approval_runs_nothing(mode: str) -> None:
     config = {"configurable": {"thread_id": "a"}}
     invoke(agent, {"messages": [("user", "Clean t")]}, mode, config)
 
-    result = invoke(agent, Command(resume="reject"), mode, config)
+    result = invoke(agent, Command(resume={"decisions": [{"type": "reject"}]}), mode, config)
 
     assert db.ran == []
     assert result["trace"][0]["status"] == "rejected"
@@ -232,7 +242,11 @@ def test_edited_arguments_cannot_lift_a_denying_rule() -> None:
     config = {"configurable": {"thread_id": "e"}}
     agent.invoke({"messages": [("user", "x")]}, config)
 
-    edited = {"action": "edit", "args": {"query": "DROP TABLE t"}}
+    edited = {
+        "decisions": [
+            {"type": "edit", "edited_action": {"name": "sql", "args": {"query": "DROP TABLE t"}}}
+        ]
+    }
     result = agent.invoke(Command(resume=edited), config)
 
     assert db.ran == []
@@ -253,7 +267,7 @@ def test_a_tool_in_require_approval_is_asked_once_when_a_rule_asks_too() -> None
     paused = agent.invoke({"messages": [("user", "x")]}, config)
     assert len(paused["__interrupt__"]) == 1
 
-    result = agent.invoke(Command(resume="approve"), config)
+    result = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
 
     assert "__interrupt__" not in result
     assert db.ran == ["DELETE FROM t"]
@@ -296,7 +310,7 @@ def test_rules_agent_with_an_approve_function_can_ask_for_rule_approvals() -> No
     agent = RulesAgent(model, db.tools, rules=store_with(ASK_BEFORE_DELETES), approve=approve)
     result = agent.invoke("Clean t")
 
-    assert [request["tool"] for request in asked] == ["sql"]
+    assert [request["action_requests"][0]["name"] for request in asked] == ["sql"]
     assert db.ran == ["DELETE FROM t"]
     assert result.trace[0]["approval"] == "approved"
 

@@ -123,7 +123,7 @@ async def test_an_answer_is_redacted(mode: str) -> None:
 async def test_without_enforce_the_rules_stay_in_the_prompt_only(mode: str) -> None:
     model = ScriptedChatModel(["Write to alice.martin@example.com."])
 
-    result = await run([AgentRulesMiddleware(store_with(NO_EMAILS))], model, mode)
+    result = await run([AgentRulesMiddleware(store_with(NO_EMAILS), enforce=False)], model, mode)
 
     assert result["messages"][-1].content == "Write to alice.martin@example.com."
     assert result.get("rule_events", []) == []
@@ -216,12 +216,13 @@ async def test_a_rule_that_approves_interrupts_and_runs_once_approved(mode: str)
     paused = await agent.ainvoke(task, config) if mode == "async" else agent.invoke(task, config)
 
     [request] = paused["__interrupt__"]
-    assert request.value["type"] == "tool_approval"
-    assert request.value["rules"] == [
-        {"id": "ask_before_deletes", "content": "A human approves every delete."}
-    ]
+    [action] = request.value["action_requests"]
+    assert action["name"] == "sql"
+    assert action["description"].endswith(
+        "Rule ask_before_deletes asks for it: A human approves every delete."
+    )
     assert RAN == []
-    resume = Command(resume="approve")
+    resume = Command(resume={"decisions": [{"type": "approve"}]})
     done = await agent.ainvoke(resume, config) if mode == "async" else agent.invoke(resume, config)
     assert RAN == ["DELETE FROM t"]
     assert done["messages"][-1].content == "Deleted."
@@ -235,7 +236,7 @@ def test_a_rejected_approval_answers_the_call_without_running_it() -> None:
     config = {"configurable": {"thread_id": "r"}}
     agent.invoke({"messages": [("user", "Clean t")]}, config)
 
-    result = agent.invoke(Command(resume={"action": "reject", "reason": "keep"}), config)
+    result = agent.invoke(Command(resume={"decisions": [{"type": "reject", "message": "keep"}]}), config)
 
     assert RAN == []
     [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
@@ -253,7 +254,8 @@ def test_edited_arguments_cannot_lift_a_denying_rule() -> None:
     config = {"configurable": {"thread_id": "e"}}
     agent.invoke({"messages": [("user", "Clean t")]}, config)
 
-    agent.invoke(Command(resume={"action": "edit", "args": {"query": "DROP TABLE t"}}), config)
+    edited = {"type": "edit", "edited_action": {"name": "sql", "args": {"query": "DROP TABLE t"}}}
+    agent.invoke(Command(resume={"decisions": [edited]}), config)
 
     assert RAN == []
 
