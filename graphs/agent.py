@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph_sdk.runtime import ServerRuntime
@@ -65,7 +65,8 @@ class AgentContext(AgentOptions):
 
     model: str = Field(
         default="local",
-        description='"local" (the embedded model), "local:/path/model.gguf" or "ollama:<name>".',
+        description='"local" (the embedded model), "local:/path/model.gguf", "ollama:<name>" '
+        'or a LangChain provider string such as "openai:gpt-4o-mini".',
     )
     rules: str | None = Field(
         default=None,
@@ -186,9 +187,15 @@ def build_agent(context: AgentContext, store: BaseStore) -> Pregel[Any, Any]:
     return agent.copy(update={"context_schema": AgentContext})
 
 
+def _placeholder(name: str) -> BaseTool:
+    return StructuredTool.from_function(lambda: "", name=name, description="A placeholder.")
+
+
 def _outline() -> Pregel[Any, Any]:
     """The same topology with nothing loaded, for schema and state reads."""
-    agent = create_rules_agent(ScriptedChatModel([]))
+    names = (SqlQueryTool.model_fields["name"].default, FileReadTool.model_fields["name"].default)
+    tools = [_placeholder(name) for name in names]
+    agent = create_rules_agent(ScriptedChatModel([]), tools)
     return agent.copy(update={"context_schema": AgentContext})
 
 

@@ -167,7 +167,7 @@ def test_a_stored_trace_shows_the_same_rows_as_the_run() -> None:
 
 
 def test_calls_that_needed_approval_show_the_human_decision() -> None:
-    decisions = iter(["approve", {"action": "reject", "reason": "not today"}])
+    decisions = iter(["approve", {"type": "reject", "message": "not today"}])
     model = ScriptedChatModel(
         [calls(TO_CHF), calls(("convert", {"amount": 20, "currency": "CHF"})), "FINAL: done"]
     )

@@ -298,20 +298,17 @@ class _TerminalApproval:
         self._console = Console(stderr=True, highlight=False)
 
     def __call__(self, request: Any) -> Any:
-        if not (isinstance(request, dict) and request.get("type") == "tool_approval"):
+        if not (isinstance(request, dict) and request.get("action_requests")):
             return "reject"
         if self.status is not None:
             self.status.stop()
-        args = json.dumps(request.get("args"), ensure_ascii=False)
+        [action] = request["action_requests"]
+        args = json.dumps(action.get("args"), ensure_ascii=False)
         self._console.print(
-            f"[bold]{escape(str(request.get('tool')))}[/bold] {escape(args)}", highlight=False
+            f"[bold]{escape(str(action.get('name')))}[/bold] {escape(args)}", highlight=False
         )
-        for rule in request.get("rules") or []:
-            self._console.print(
-                f"[yellow]asked by rule {escape(str(rule['id']))}: "
-                f"{escape(str(rule['content']))}[/yellow]",
-                highlight=False,
-            )
+        for line in str(action.get("description") or "").splitlines()[1:]:
+            self._console.print(f"[yellow]{escape(line)}[/yellow]", highlight=False)
         try:
             answer = input("run this tool call? [y/N] ") if sys.stdin.isatty() else ""
         except EOFError:
@@ -320,7 +317,7 @@ class _TerminalApproval:
             self.status.start()
         if answer.strip().lower() in ("y", "yes"):
             return "approve"
-        return {"action": "reject", "reason": "refused on the command line"}
+        return {"type": "reject", "message": "refused on the command line"}
 
 
 def _ask(
@@ -341,16 +338,16 @@ def _ask(
     with console.status("thinking…") as status:
         approval.status = status
         for event in agent.stream(question, thread_id=thread_id, answer_deltas=True):
-            if "step" in event:
-                steps.append(event)
-                print_step(console, event)
-            elif "answer_delta" in event:
+            if event["type"] == "step":
+                steps.append(event["step"])
+                print_step(console, event["step"])
+            elif event["type"] == "answer_delta":
                 if not shown:
                     status.stop()
-                shown.append(event["answer_delta"])
-                console.out(event["answer_delta"], end="", highlight=False)
+                shown.append(event["text"])
+                console.out(event["text"], end="", highlight=False)
             else:
-                summary = event
+                summary = dict(event)
         approval.status = None
     result = dataclasses.replace(RunResult.from_state(summary, thread_id), trace=steps)
     print_result(console, result, shown="".join(shown))

@@ -236,7 +236,7 @@ def test_every_api_message_in_docs_errors_is_the_real_one(
         lambda: create_rules_agent(model([]), [sql], require_approval=["send_email"]),
         lambda: create_rules_agent(model([]), [sql], require_approval=["sql_query"]),
         lambda: RulesAgent(model(["FINAL: x"])).invoke("Hi", thread_id="t"),
-        lambda: resolve_chat_model("gpt-4"),
+        lambda: resolve_chat_model("gpt4all-nonsense"),
         lambda: _grammar_functions([], "any"),
         lambda: SqlQueryTool("sqlite:///shop.db", max_rows=0),
         lambda: SqlQueryTool("sqlite:///missing.db"),
@@ -329,7 +329,7 @@ def test_every_studio_message_in_docs_errors_is_the_real_one(studio: ModuleType)
         {"rules": "/missing/rules.json"},
         {"file_root": "/missing"},
         {"allowed_hosts": ["*"]},
-        {"model": "gpt-4"},
+        {"model": "gpt4all-nonsense"},
     ]
     for context in contexts:
         scripted = {} if "model" in context else {"scripted_replies": []}

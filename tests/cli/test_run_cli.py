@@ -67,8 +67,8 @@ def shop(tmp_path: Path) -> str:
 
 
 def test_an_unknown_model_is_one_line_listing_the_accepted_forms(tmp_path: Path) -> None:
-    message = _one_error_line(_agent_rules("run", "Hi", "--model", "gpt-4", cache=tmp_path))
-    assert message.startswith("unknown model 'gpt-4'; use \"local\"")
+    message = _one_error_line(_agent_rules("run", "Hi", "--model", "gpt4all-nonsense", cache=tmp_path))
+    assert message.startswith("unknown model 'gpt4all-nonsense'; use \"local\"")
     assert "ollama:<name>" in message
 
 
@@ -105,7 +105,7 @@ def test_bad_agent_options_are_one_line_before_any_model_loads(
     tmp_path: Path, flags: list[str], expected: str
 ) -> None:
     # --model gpt-4 would fail too, so the flag's error must come first.
-    result = _agent_rules("run", "Hi", "--model", "gpt-4", *flags, cache=tmp_path)
+    result = _agent_rules("run", "Hi", "--model", "gpt4all-nonsense", *flags, cache=tmp_path)
     assert expected in _one_error_line(result)
 
 
@@ -221,5 +221,5 @@ def test_every_agent_option_is_a_documented_flag_of_run_and_demo(tmp_path: Path)
 
 
 def test_the_old_project_flag_still_works_as_an_abbreviation(tmp_path: Path) -> None:
-    result = _agent_rules("run", "Hi", "--model", "gpt-4", "--project", "0", cache=tmp_path)
+    result = _agent_rules("run", "Hi", "--model", "gpt4all-nonsense", "--project", "0", cache=tmp_path)
     assert "--project-id: Input should be greater than or equal to 1" in _one_error_line(result)

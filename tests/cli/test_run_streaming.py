@@ -102,5 +102,9 @@ def test_json_output_is_the_run_result() -> None:
 
 
 def test_without_a_terminal_an_approval_request_is_refused() -> None:
-    answer = _TerminalApproval()({"type": "tool_approval", "tool": "count_users", "args": {}})
-    assert answer == {"action": "reject", "reason": "refused on the command line"}
+    request = {
+        "action_requests": [{"name": "count_users", "args": {}, "description": "Approve?"}],
+        "review_configs": [{"action_name": "count_users", "allowed_decisions": ["approve"]}],
+    }
+    answer = _TerminalApproval()(request)
+    assert answer == {"type": "reject", "message": "refused on the command line"}

@@ -16,17 +16,23 @@ from .agent_workers import (
 from .processes import run_alone
 
 pytestmark = pytest.mark.postgres
+APPROVE = {"decisions": [{"type": "approve"}]}
 
 
 def pause(url: str, thread_id: str) -> dict[str, Any]:
     started: dict[str, Any] = json.loads(run_alone(start_until_approval, url, thread_id))
     assert started["interrupts"] == [
         {
-            "type": "tool_approval",
-            "tool": "send_email",
-            "args": {"to": "ada@example.com"},
-            "id": "call_email",
-            "rules": [],
+            "action_requests": [
+                {
+                    "name": "send_email",
+                    "args": {"to": "ada@example.com"},
+                    "description": 'Tool "send_email" needs a human\'s approval before it runs.',
+                }
+            ],
+            "review_configs": [
+                {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject"]}
+            ],
         }
     ]
     return started
@@ -39,7 +45,7 @@ def test_a_thread_paused_in_one_process_is_approved_and_finished_in_another(
     paused = json.loads(run_alone(read_thread, pg_search_path_url, "thread-approve"))
     assert (paused["next"], paused["trace"]) == (["tools"], [])
 
-    resumed = json.loads(run_alone(resume_with, pg_search_path_url, "thread-approve", "approve"))
+    resumed = json.loads(run_alone(resume_with, pg_search_path_url, "thread-approve", APPROVE))
 
     assert resumed["pid"] != started["pid"]
     assert resumed["answer"] == "Ada knows."
@@ -50,7 +56,7 @@ def test_a_thread_paused_in_one_process_is_approved_and_finished_in_another(
 
 def test_a_third_process_reads_the_finished_trace(pg_search_path_url: str) -> None:
     pause(pg_search_path_url, "thread-read")
-    resumed = json.loads(run_alone(resume_with, pg_search_path_url, "thread-read", "approve"))
+    resumed = json.loads(run_alone(resume_with, pg_search_path_url, "thread-read", APPROVE))
 
     read = json.loads(run_alone(read_thread, pg_search_path_url, "thread-read"))
 
@@ -68,7 +74,7 @@ def test_a_rejection_from_another_process_never_runs_the_tool(pg_search_path_url
             resume_with,
             pg_search_path_url,
             "thread-reject",
-            {"action": "reject", "reason": "not yet"},
+            {"decisions": [{"type": "reject", "message": "not yet"}]},
         )
     )
 
@@ -80,7 +86,7 @@ def test_a_rejection_from_another_process_never_runs_the_tool(pg_search_path_url
 def test_an_async_worker_resumes_a_thread_paused_by_a_sync_one(pg_search_path_url: str) -> None:
     started = pause(pg_search_path_url, "thread-async")
 
-    resumed = json.loads(run_alone(aresume_with, pg_search_path_url, "thread-async", "approve"))
+    resumed = json.loads(run_alone(aresume_with, pg_search_path_url, "thread-async", APPROVE))
 
     assert resumed["pid"] != started["pid"]
     assert resumed["answer"] == "Ada knows."

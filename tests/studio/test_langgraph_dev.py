@@ -190,15 +190,15 @@ def test_require_approval_pauses_and_resumes_on_the_platforms_checkpointer(
     )
     assert isinstance(paused, dict)
     [request] = paused["__interrupt__"]
-    assert request["value"]["tool"] == "sql_query"
-    assert request["value"]["args"] == {"sql": COUNT_ACTIVE}
+    [action] = request["value"]["action_requests"]
+    assert (action["name"], action["args"]) == ("sql_query", {"sql": COUNT_ACTIVE})
 
     # The resumed run continues the same script: the model's next reply is the answer.
     rest = scripted("FINAL: 9 active customers", require_approval=["sql_query"])
     done = client.runs.wait(
         thread["thread_id"],
         "agent",
-        command={"resume": "approve"},
+        command={"resume": {"decisions": [{"type": "approve"}]}},
         context=rest,
         raise_error=False,
     )
@@ -222,7 +222,7 @@ def test_studio_gets_the_context_form_and_the_graph_without_loading_a_model(
     properties = schemas["context_schema"]["properties"]
     assert properties["model"]["default"] == "local"
     assert set(properties) >= {"rules", "project_id", "database_url", "file_root"}
-    assert {node["id"] for node in drawing["nodes"]} >= {"start", "agent", "tools", "limit"}
+    assert {node["id"] for node in drawing["nodes"]} >= {"model", "tools"}
 
 
 def test_studio_streams_the_models_tokens(client: SyncLangGraphClient) -> None:
@@ -238,7 +238,7 @@ def test_studio_streams_the_models_tokens(client: SyncLangGraphClient) -> None:
     tokens = [
         part.data[0]["content"]
         for part in parts
-        if part.event == "messages" and part.data[1].get("langgraph_node") == "agent"
+        if part.event == "messages" and part.data[1].get("langgraph_node") == "model"
     ]
 
     assert len(tokens) > 3
