@@ -101,3 +101,18 @@ def test_the_cli_lists_every_projects_rules_in_postgresql(
         ("cli_rule", None),
         ("project_rule", 2),
     ]
+
+
+@pytest.mark.postgres
+def test_init_readies_a_postgresql_store_and_leaves_its_rules_alone(
+    pg_search_path_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = add_and_list(pg_search_path_url, capsys)  # init, then one rule
+
+    assert main(["rules", "init", "--store", pg_search_path_url]) == 0
+
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.endswith("already exists with 1 rule(s); nothing was overwritten")
+    assert [rule.id for rule in open_rule_store(pg_search_path_url).get_all()] == [
+        str(listed[0]["id"])
+    ]
