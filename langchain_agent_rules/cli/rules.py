@@ -24,10 +24,11 @@ from langchain_agent_rules.cli._display import (
     suggestion_lines,
 )
 from langchain_agent_rules.cli._parser import OneLineErrorParser
-from langchain_agent_rules.errors import RuleValidationError
+from langchain_agent_rules.errors import RuleNotFoundError, RuleValidationError
 from langchain_agent_rules.rules._records import rule_to_record
 from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.rules.open import open_rule_store, shown_store, store_exists
+from langchain_agent_rules.rules.store import RuleStore
 from langchain_agent_rules.rules.suggest import CheckSuggestion, suggest_checks
 
 __all__ = ["register"]
@@ -148,7 +149,9 @@ SUGGESTED_TEMPLATE = (
     "{count} check(s) suggested in {where}; nothing written (add --apply to write them)"
 )
 APPLIED_TEMPLATE = "wrote {count} check(s) to {where}"
-CHANGED_MEANWHILE_TEMPLATE = "skipped rule {id}: it changed while the checks were suggested"
+CHANGED_MEANWHILE_TEMPLATE = (
+    "skipped rule {id}: it changed or was deleted while the checks were suggested"
+)
 NOTHING_TO_UPDATE_MESSAGE = (
     "nothing to update; give any of --type, --target, --content, --priority, --check, "
     "--project N or --global"
@@ -266,6 +269,12 @@ def register(subparsers: Any) -> None:
         "propose checks for rules that have none",
         SUGGEST_DESCRIPTION,
         SUGGEST_EPILOG,
+        parent=store_option,
+    )
+    suggest.add_argument(
+        "--json",
+        action="store_true",
+        help="print the suggestions as JSON (id, check, because, also), not a diff",
     )
     suggest.add_argument(
         "--apply", action="store_true", help="write the suggested checks into the store"
@@ -376,7 +385,10 @@ def _suggest_checks(args: argparse.Namespace) -> int:
     where = shown_store(args.store)
     written = [_apply(store, suggestion) for suggestion in suggestions] if args.apply else []
     if args.json:
-        _print_json([_suggestion_record(suggestion) for suggestion in suggestions])
+        records = [_suggestion_record(suggestion) for suggestion in suggestions]
+        if args.apply:
+            records = [{**r, "written": done} for r, done in zip(records, written, strict=True)]
+        _print_json(records)
         return 0
     for suggestion in suggestions:
         print("\n".join(suggestion_lines(suggestion)))
@@ -392,9 +404,12 @@ def _suggest_checks(args: argparse.Namespace) -> int:
     return 0
 
 
-def _apply(store: Any, suggestion: CheckSuggestion) -> bool:
-    """Write the suggested check, unless the rule changed since it was read."""
-    current = store.get(suggestion.rule.id)
+def _apply(store: RuleStore, suggestion: CheckSuggestion) -> bool:
+    """Write the suggested check, unless the rule changed or went since it was read."""
+    try:
+        current = store.get(suggestion.rule.id)
+    except RuleNotFoundError:
+        return False
     if current != suggestion.rule:
         return False
     store.update(suggestion.checked_rule)

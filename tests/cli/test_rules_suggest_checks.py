@@ -101,20 +101,33 @@ def test_json_lists_each_suggestion_with_its_reason_and_the_checks_left_out(
     }
 
 
-def test_apply_skips_a_rule_that_changed_meanwhile_and_says_so(
-    store: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """--apply writes each check only onto the rule it was suggested for."""
+def test_apply_writes_a_check_only_onto_the_rule_it_was_suggested_for(store: Path) -> None:
+    """A rule changed or deleted between the suggestion and the write is left alone."""
     from langchain_agent_rules.cli.rules import _apply
     from langchain_agent_rules.rules.suggest import suggest_checks
 
     rules = JsonFileRuleStore(store)
-    [first, second] = suggest_checks(rules.get_all())
-    rules.update(first.rule.with_changes(content="Never print anything secret at all."))
+    [changed, deleted] = suggest_checks(rules.get_all())
+    rules.update(changed.rule.with_changes(content="Never print anything secret at all."))
+    rules.delete(deleted.rule.id)
 
-    assert (_apply(rules, first), _apply(rules, second)) == (False, True)
-    assert rules.get(first.rule.id).check is None
-    assert rules.get(second.rule.id).check == second.check
+    assert (_apply(rules, changed), _apply(rules, deleted)) == (False, False)
+    assert rules.get(changed.rule.id).check is None
+    assert [rule.id for rule in rules.get_all() if rule.check is not None] == []
+
+
+def test_apply_with_json_says_which_checks_were_written(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_main(
+        capsys, "rules", "suggest-checks", "--apply", "--json", "--store", str(store)
+    )
+
+    assert code == 0
+    assert [(r["id"], r["written"]) for r in json.loads(out)] == [
+        ("no_secrets_in_output", True),
+        ("amounts_in_eur", True),
+    ]
 
 
 def test_output_the_terminal_cannot_encode_is_escaped_not_a_crash(
