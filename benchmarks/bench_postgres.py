@@ -89,7 +89,7 @@ def open_store(kind: str, location: str) -> Iterator[Any]:
         yield store
         store.engine.dispose()
     else:
-        yield JsonFileRuleStore(location)
+        yield JsonFileRuleStore(location, create=True)
 
 
 def guideline(rule_id: str, project_id: int | None = None) -> Rule:

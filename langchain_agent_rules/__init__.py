@@ -79,6 +79,7 @@ from langchain_agent_rules.rules.model import Rule, RuleTarget, RuleType
 from langchain_agent_rules.rules.open import open_rule_store
 from langchain_agent_rules.rules.sql_store import SqlRuleStore
 from langchain_agent_rules.rules.store import RuleReader, RuleStore, RuleWriter
+from langchain_agent_rules.rules.suggest import CheckSuggestion, suggest_checks
 from langchain_agent_rules.tools.agent_rule import AgentRuleTool, aeffective_rules_payload
 from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool
 from langchain_agent_rules.tools.file_read import FileReadTool
@@ -106,6 +107,7 @@ __all__ = [
     "ApprovalHandler",
     "ChatLocalLlama",
     "CheckFailure",
+    "CheckSuggestion",
     "ContextWindowError",
     "DuplicateRuleError",
     "EffectiveRules",
@@ -162,6 +164,7 @@ __all__ = [
     "redact_observation",
     "resolve_chat_model",
     "rule_events_table",
+    "suggest_checks",
     "timeline_chart",
     "trace_table",
 ]

@@ -249,7 +249,7 @@ def test_a_rule_left_out_of_the_prompt_is_an_event_of_the_prompt(tmp_path: Path)
         {**record, "id": "eur_rule", "content": "Write amounts with EUR."},
     ]
     (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
     result = RulesAgent(ScriptedChatModel(["FINAL: ok"]), rules=store).invoke("x")
 
     table = rule_events_table(result)

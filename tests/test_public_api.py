@@ -27,6 +27,8 @@ EXPECTED_EXPORTS = {
     "check_answer",
     "check_tool_call",
     "redact_observation",
+    "CheckSuggestion",
+    "suggest_checks",
     "DEFAULT_DENY",
     "DEFAULT_RULE_NAMESPACE",
     "AgentConfigurationError",

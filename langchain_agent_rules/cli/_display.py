@@ -17,6 +17,7 @@ from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.display._common import STATUS_STYLES, rule_marks, shorten
 from langchain_agent_rules.rules.check import RuleCheck
 from langchain_agent_rules.rules.model import Rule
+from langchain_agent_rules.rules.suggest import CheckSuggestion
 
 __all__ = [
     "RULE_STATUS_STYLES",
@@ -25,6 +26,7 @@ __all__ = [
     "rule_changes",
     "rule_summary",
     "rules_table",
+    "suggestion_lines",
     "trace_table",
 ]
 
@@ -210,3 +212,20 @@ def rule_changes(before: Rule, after: Rule) -> list[str]:
         if old != new:
             changes.append(f"{field} {old} -> {new}")
     return changes
+
+
+def suggestion_lines(suggestion: CheckSuggestion) -> list[str]:
+    """A suggested check as a diff of its rule: the check before (-) and after (+)."""
+    rule = suggestion.rule
+    lines = [
+        rule_summary(rule),
+        f"  content: {_printable(rule.content)}",
+        f"- check: {_check_text(rule.check)}",
+        f"+ check: {_check_text(suggestion.check)}",
+        f"  because: {_printable(json.dumps(suggestion.because, ensure_ascii=False))}",
+    ]
+    lines.extend(
+        f"  also asks for: {_check_text(check)} (one check per rule: split the rule for it)"
+        for check in suggestion.also
+    )
+    return [*lines, ""]

@@ -146,7 +146,7 @@ def _database_engine(db: str) -> Engine:
 def rule_store(spec: str, project_id: int | None) -> RuleReader:
     """The rule store ``--store`` names, read once: a missing or unreadable one is an error."""
     with _named("--store"):
-        store = open_rule_store(spec, must_exist=True)
+        store = open_rule_store(spec)
         store.get_all_by_project(project_id)
     return store
 

@@ -1,10 +1,12 @@
-"""``agent-rules rules``: list, show, add, update and delete rules in a rule store.
+"""``agent-rules rules``: start a rule store, list, show, add, update and delete rules.
 
 Every action takes ``--store PATH_OR_URL`` (a JSON rules file or a database URL,
-opened by `open_rule_store`; default ``rules.json`` in the current folder) and
-``--json`` (print the records instead of text). Only ``add`` creates a store; the
-others refuse a missing one. ``add``, ``update`` and ``delete`` print what they
-changed. Bad input is one error line and exit code 1, with nothing written.
+opened by `open_rule_store`; default ``rules.json`` in the current folder) and all but
+``init`` take ``--json`` (print the records instead of text). Only ``init`` creates a
+store; every other action refuses a missing one, so a mistyped path is an error, never
+a new store. ``add``, ``update`` and ``delete`` print what they changed;
+``suggest-checks`` shows the checks plain-text rules ask for and writes them with
+``--apply``. Bad input is one error line and exit code 1, with nothing written.
 """
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ from typing import Any
 
 from rich.console import Console
 
-from langchain_agent_rules.cli._display import rule_changes, rule_summary, rules_table
+from langchain_agent_rules.cli._display import (
+    rule_changes,
+    rule_summary,
+    rules_table,
+    suggestion_lines,
+)
 from langchain_agent_rules.cli._parser import OneLineErrorParser
-from langchain_agent_rules.errors import RuleValidationError
+from langchain_agent_rules.errors import RuleNotFoundError, RuleValidationError
 from langchain_agent_rules.rules._records import rule_to_record
 from langchain_agent_rules.rules.model import Rule
-from langchain_agent_rules.rules.open import open_rule_store, shown_store
+from langchain_agent_rules.rules.open import open_rule_store, shown_store, store_exists
+from langchain_agent_rules.rules.store import RuleStore
+from langchain_agent_rules.rules.suggest import CheckSuggestion, suggest_checks
 
 __all__ = ["register"]
 
@@ -34,14 +43,27 @@ project. A rule with --check is also enforced in code, not only prompted.
 
 Rules live in a JSON rules file (the adachsoft/agent-rule format) or in a
 database: every action takes --store PATH_OR_URL, by default rules.json in
-the current folder."""
+the current folder. init starts an empty store; the other actions refuse a
+store that does not exist, so a mistyped path is an error, never a new store."""
 RULES_EPILOG = """\
 examples:
+  agent-rules rules init                  # an empty rules.json, once
   agent-rules rules add --id no_emails --type PROHIBITION --target OUTPUT \\
       --content "Never reveal e-mail addresses." --check '{"forbid": "email"}'
   agent-rules rules list --all
   agent-rules rules update no_emails --priority 10
+  agent-rules rules suggest-checks        # checks plain-text rules ask for
   agent-rules rules delete no_emails"""
+
+INIT_DESCRIPTION = """\
+Start an empty rule store: a JSON rules file (and its folder), a SQLite
+database, or the rules table of a PostgreSQL database. A store that exists
+already is left as it is. The other actions refuse a missing store."""
+INIT_EPILOG = """\
+examples:
+  agent-rules rules init                            # rules.json here
+  agent-rules rules init --store config/rules.json
+  agent-rules rules init --store sqlite:///rules.db"""
 
 LIST_DESCRIPTION = """\
 List rules, highest priority first (the order a model reads them): the global
@@ -62,9 +84,10 @@ examples:
 
 ADD_DESCRIPTION = """\
 Add a rule. Without --project it is global: every project's agent follows it.
-A rules file that does not exist yet is created by its first rule."""
+The store must exist: agent-rules rules init starts an empty one."""
 ADD_EPILOG = """\
 examples:
+  agent-rules rules init     # once, if there is no rules.json yet
   agent-rules rules add --id no_emails --type PROHIBITION --target OUTPUT \\
       --content "Never reveal e-mail addresses." --check '{"forbid": "email"}'
   agent-rules rules add --id answer_in_french --type REQUIREMENT \\
@@ -89,6 +112,19 @@ examples:
   agent-rules rules update answer_in_french --global
   agent-rules rules update no_emails --check null     # prompt only, no check"""
 
+SUGGEST_DESCRIPTION = """\
+Propose checks for the OUTPUT rules that have none, from their wording: a
+prohibition of e-mail addresses, phone numbers, card numbers, IBANs, IP
+addresses or secrets gets a forbid check; "answer in French" a language
+check; "amounts with the currency code EUR" a require check; "at most 500
+characters" a max_chars check. Shows each rule's check before (-) and after
+(+); writes them only with --apply. Read the proposals before applying them."""
+SUGGEST_EPILOG = """\
+examples:
+  agent-rules rules suggest-checks
+  agent-rules rules suggest-checks --apply
+  agent-rules rules suggest-checks --json"""
+
 DELETE_DESCRIPTION = "Delete a rule; prints what was deleted."
 DELETE_EPILOG = """\
 examples:
@@ -106,6 +142,16 @@ CHECK_HELP = (
 CHECK_NOT_JSON_TEMPLATE = (
     'invalid --check: not JSON ({problem}); give a JSON object such as \'{{"forbid": "email"}}\''
 )
+INIT_CREATED_TEMPLATE = "created an empty rule store at {where}"
+INIT_EXISTS_TEMPLATE = "{where} already exists with {count} rule(s); nothing was overwritten"
+NO_SUGGESTIONS_TEMPLATE = "no checks to suggest for the {count} rule(s) without a check in {where}"
+SUGGESTED_TEMPLATE = (
+    "{count} check(s) suggested in {where}; nothing written (add --apply to write them)"
+)
+APPLIED_TEMPLATE = "wrote {count} check(s) to {where}"
+CHANGED_MEANWHILE_TEMPLATE = (
+    "skipped rule {id}: it changed or was deleted while the checks were suggested"
+)
 NOTHING_TO_UPDATE_MESSAGE = (
     "nothing to update; give any of --type, --target, --content, --priority, --check, "
     "--project N or --global"
@@ -114,8 +160,11 @@ NOTHING_TO_UPDATE_MESSAGE = (
 
 def register(subparsers: Any) -> None:
     """Add the ``rules`` command and its actions to the ``agent-rules`` parser."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", default=DEFAULT_STORE, metavar="PATH_OR_URL", help=STORE_HELP)
+    store_option = argparse.ArgumentParser(add_help=False)
+    store_option.add_argument(
+        "--store", default=DEFAULT_STORE, metavar="PATH_OR_URL", help=STORE_HELP
+    )
+    common = argparse.ArgumentParser(add_help=False, parents=[store_option])
     common.add_argument(
         "--json", action="store_true", help="print the records, as in a rules file, not text"
     )
@@ -135,15 +184,22 @@ def register(subparsers: Any) -> None:
         help="what to do; agent-rules rules ACTION --help tells more",
     )
 
-    def action(name: str, summary: str, description: str, epilog: str) -> Any:
+    def action(
+        name: str, summary: str, description: str, epilog: str, *, parent: Any = common
+    ) -> Any:
         return actions.add_parser(
             name,
-            parents=[common],
+            parents=[parent],
             help=summary,
             description=description,
             epilog=epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+
+    init = action(
+        "init", "start an empty rule store", INIT_DESCRIPTION, INIT_EPILOG, parent=store_option
+    )
+    init.set_defaults(handler=_init)
 
     listing = action("list", "list rules, highest priority first", LIST_DESCRIPTION, LIST_EPILOG)
     which = listing.add_mutually_exclusive_group()
@@ -208,6 +264,23 @@ def register(subparsers: Any) -> None:
     )
     update.set_defaults(handler=_update)
 
+    suggest = action(
+        "suggest-checks",
+        "propose checks for rules that have none",
+        SUGGEST_DESCRIPTION,
+        SUGGEST_EPILOG,
+        parent=store_option,
+    )
+    suggest.add_argument(
+        "--json",
+        action="store_true",
+        help="print the suggestions as JSON (id, check, because, also), not a diff",
+    )
+    suggest.add_argument(
+        "--apply", action="store_true", help="write the suggested checks into the store"
+    )
+    suggest.set_defaults(handler=_suggest_checks)
+
     delete = action("delete", "delete a rule", DELETE_DESCRIPTION, DELETE_EPILOG)
     delete.add_argument("id", help="the rule's id")
     delete.set_defaults(handler=_delete)
@@ -223,8 +296,20 @@ def _project_id(text: str) -> int:
     return value
 
 
+def _init(args: argparse.Namespace) -> int:
+    where = shown_store(args.store)
+    existed = store_exists(args.store)
+    store = open_rule_store(args.store, create=True)
+    count = len(store.get_all())  # creates a database's table; proves a file is readable
+    if existed:
+        print(INIT_EXISTS_TEMPLATE.format(where=where, count=count))
+    else:
+        print(INIT_CREATED_TEMPLATE.format(where=where))
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
-    store = open_rule_store(args.store, must_exist=True)
+    store = open_rule_store(args.store)
     rules = store.get_all() if args.all else store.get_all_by_project(args.project)
     rules.sort(key=_by_project_then_priority if args.all else _by_priority)
     if args.json:
@@ -237,7 +322,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    rule = open_rule_store(args.store, must_exist=True).get(args.id)
+    rule = open_rule_store(args.store).get(args.id)
     if args.json:
         _print_json(rule_to_record(rule))
     else:
@@ -272,7 +357,7 @@ def _update(args: argparse.Namespace) -> int:
         changes["check"] = _check_of(args.check)
     if not changes:
         raise RuleValidationError(NOTHING_TO_UPDATE_MESSAGE)
-    store = open_rule_store(args.store, must_exist=True)
+    store = open_rule_store(args.store)
     current = store.get(args.id)
     wanted = current.with_changes(**changes)
     changed = rule_changes(current, wanted)
@@ -288,9 +373,56 @@ def _update(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    removed = open_rule_store(args.store, must_exist=True).delete(args.id)
+    removed = open_rule_store(args.store).delete(args.id)
     _report(args, removed, f"deleted rule {rule_summary(removed)} from {shown_store(args.store)}")
     return 0
+
+
+def _suggest_checks(args: argparse.Namespace) -> int:
+    store = open_rule_store(args.store)
+    rules = store.get_all()
+    suggestions = suggest_checks(rules)
+    where = shown_store(args.store)
+    written = [_apply(store, suggestion) for suggestion in suggestions] if args.apply else []
+    if args.json:
+        records = [_suggestion_record(suggestion) for suggestion in suggestions]
+        if args.apply:
+            records = [{**r, "written": done} for r, done in zip(records, written, strict=True)]
+        _print_json(records)
+        return 0
+    for suggestion in suggestions:
+        print("\n".join(suggestion_lines(suggestion)))
+    if not suggestions:
+        unchecked = sum(rule.check is None for rule in rules)
+        print(NO_SUGGESTIONS_TEMPLATE.format(count=unchecked, where=where))
+    elif args.apply:
+        for skipped in (s for s, done in zip(suggestions, written, strict=True) if not done):
+            print(CHANGED_MEANWHILE_TEMPLATE.format(id=skipped.rule.id))
+        print(APPLIED_TEMPLATE.format(count=sum(written), where=where))
+    else:
+        print(SUGGESTED_TEMPLATE.format(count=len(suggestions), where=where))
+    return 0
+
+
+def _apply(store: RuleStore, suggestion: CheckSuggestion) -> bool:
+    """Write the suggested check, unless the rule changed or went since it was read."""
+    try:
+        current = store.get(suggestion.rule.id)
+    except RuleNotFoundError:
+        return False
+    if current != suggestion.rule:
+        return False
+    store.update(suggestion.checked_rule)
+    return True
+
+
+def _suggestion_record(suggestion: CheckSuggestion) -> dict[str, Any]:
+    return {
+        "id": suggestion.rule.id,
+        "check": suggestion.check.to_record(),
+        "because": suggestion.because,
+        "also": [check.to_record() for check in suggestion.also],
+    }
 
 
 def _check_of(text: str) -> Any:

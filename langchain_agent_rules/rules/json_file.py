@@ -7,6 +7,12 @@ concurrent processes lose no update and a writer killed at any moment leaves eit
 old or the new file. Reads check the file's identity (mtime, size, inode) and parse it
 again only when it changed, so other processes' writes are seen without a restart.
 
+Rules never fail open: the file must exist (``create=True`` starts an empty one) and be
+a regular file of at most `MAX_RULES_FILE_BYTES`. A missing file, a folder, a FIFO, a
+device or a socket raises `RuleStoreError` naming the path, at construction and at every
+read, in bounded time: the file is opened without blocking and checked with ``fstat``
+before a byte is read, so a FIFO with no writer cannot hang a reader.
+
 A rule with a check is written with one more key, ``"check"``; a file whose rules have
 no check stays byte for byte in the adachsoft format.
 """
@@ -15,9 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -36,11 +44,37 @@ from langchain_agent_rules.rules._records import rule_from_record, rule_to_recor
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, check_rule_limits, limits_config
 from langchain_agent_rules.rules.model import Rule, utc_now
 
-__all__ = ["JsonFileRuleStore"]
+__all__ = ["MAX_RULES_FILE_BYTES", "JsonFileRuleStore"]
+
+MAX_RULES_FILE_BYTES = 16 * 1024 * 1024
+"""The largest rules file a store reads or writes (some 30,000 rules)."""
+
+MISSING_FILE_TEMPLATE = (
+    "no rules file at {path}; give the path of an existing rules file, or pass create=True "
+    "to start an empty one"
+)
+FOLDER_TEMPLATE = "{path} is a folder; give the path of a rules file such as {example}"
+NOT_A_FILE_TEMPLATE = "{path} is {kind}, not a rules file; give the path of a regular JSON file"
+TOO_LARGE_TEMPLATE = (
+    "{path} has {size:,} bytes; a rules file may have at most {limit:,} (MAX_RULES_FILE_BYTES)"
+)
+WOULD_BE_TOO_LARGE_TEMPLATE = (
+    "{path}: the change would make the file {size:,} bytes; a rules file may have at most "
+    "{limit:,} (MAX_RULES_FILE_BYTES); nothing written"
+)
 
 _LOCK_TIMEOUT_SECONDS = 30.0
 _LOCK_POLL_SECONDS = 0.002
 _NEW_FILE_MODE = 0o644
+_EMPTY_FILE = "[]\n"
+# Non-blocking, so opening a FIFO that slipped in after the stat returns at once.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 _FileKey = tuple[int, int, int]
 _Result = TypeVar("_Result")
@@ -50,7 +84,7 @@ _Result = TypeVar("_Result")
 class _Snapshot:
     """The parsed content of one version of the file."""
 
-    key: _FileKey | None
+    key: _FileKey
     rules: list[Rule]
     positions: dict[str, int]
     _lines: list[str] | None = field(default=None, repr=False)
@@ -69,7 +103,7 @@ def _record_line(rule: Rule) -> str:
 
 def _file_text(lines: list[str]) -> str:
     if not lines:
-        return "[]\n"
+        return _EMPTY_FILE
     return "[\n" + ",\n".join(lines) + "\n]\n"
 
 
@@ -81,20 +115,24 @@ def _now() -> datetime:
 class JsonFileRuleStore(ThreadedAsyncTwins):
     """A rule store kept in one JSON file, safe for several processes at once.
 
-    A missing file is an empty store; the first write creates it (and its folder).
-    Corrupt JSON, a top level that is not an array, an invalid entry or a duplicate id
-    raise `RuleStoreError` naming the file and the entry, and a store that cannot read
-    its file never writes it. ``limits`` (an `AgentRuleToolConfig` or its keys; the
-    defaults when omitted) are checked on every write: a rule that alone breaks one
-    raises `RuleValidationError` and the file is left as it was.
+    The file must exist: a missing one raises `RuleStoreError` naming the path, so a
+    mistyped path is never read as a store without rules. ``create=True`` starts an
+    empty file (and its folder) when there is none and opens the file when there is.
+    The path must name a regular file of at most `MAX_RULES_FILE_BYTES`; a folder, a
+    FIFO or a device is refused at once. Corrupt JSON, a top level that is not an
+    array, an invalid entry or a duplicate id raise `RuleStoreError` naming the file and
+    the entry, and a store that cannot read its file never writes it. ``limits`` (an
+    `AgentRuleToolConfig` or its keys; the defaults when omitted) are checked on every
+    write: a rule that alone breaks one raises `RuleValidationError` and the file is left
+    as it was.
 
     Example:
         .. code-block:: python
 
-            store = JsonFileRuleStore("rules.json")
+            store = JsonFileRuleStore("rules.json", create=True)  # empty if it was missing
             store.create(Rule(id="be_brief", type="guideline", target="output",
                               content="Keep answers under five sentences."))
-            store.get_all_by_project(7)  # global rules plus project 7's
+            JsonFileRuleStore("rules.json").get_all_by_project(7)  # global and project 7's
     """
 
     def __init__(
@@ -102,6 +140,7 @@ class JsonFileRuleStore(ThreadedAsyncTwins):
         path: str | os.PathLike[str],
         *,
         limits: AgentRuleToolConfig | Mapping[str, Any] | None = None,
+        create: bool = False,
     ) -> None:
         self._path = Path(path)
         self._limits = limits_config(limits)
@@ -112,6 +151,10 @@ class JsonFileRuleStore(ThreadedAsyncTwins):
         )
         self._cache: _Snapshot | None = None
         self._cache_guard = threading.Lock()
+        if create:
+            self._create_if_missing()
+        else:
+            self._status()
 
     @property
     def path(self) -> Path:
@@ -180,37 +223,59 @@ class JsonFileRuleStore(ThreadedAsyncTwins):
             raise RuleNotFoundError(f"no rule with id {rule_id!r} in {self._path}")
         return position
 
+    def _create_if_missing(self) -> None:
+        """Write an empty rules file (and its folder) unless a rules file is there."""
+        if self._status_or_none() is not None:
+            return
+        with self._writing("create"):
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock:
+                if self._status_or_none() is None:
+                    self._replace_file(_EMPTY_FILE.encode("utf-8"), new=True)
+
     def _write(
         self, change: Callable[[_Snapshot], tuple[list[Rule], list[str], _Result]]
     ) -> _Result:
         """Run ``change`` on the current file and replace it, all under the file lock."""
+        self._snapshot()  # an unreadable file fails here, before the lock file is made
+        with self._writing("write"), self._lock:
+            snapshot = self._snapshot()
+            rules, lines, result = change(snapshot)
+            data = _file_text(lines).encode("utf-8")
+            if len(data) > MAX_RULES_FILE_BYTES:
+                raise RuleStoreError(
+                    WOULD_BE_TOO_LARGE_TEMPLATE.format(
+                        path=self._path, size=len(data), limit=MAX_RULES_FILE_BYTES
+                    )
+                )
+            key = self._replace_file(data, new=False)
+            positions = {rule.id: index for index, rule in enumerate(rules)}
+            with self._cache_guard:
+                self._cache = _Snapshot(key, rules, positions, lines)
+            return result
+
+    @contextmanager
+    def _writing(self, verb: str) -> Iterator[None]:
+        """A lock timeout or an OS error inside becomes a `RuleStoreError` naming the file."""
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            with self._lock:
-                snapshot = self._snapshot()
-                rules, lines, result = change(snapshot)
-                key = self._replace_file(_file_text(lines), snapshot.key)
-                positions = {rule.id: index for index, rule in enumerate(rules)}
-                with self._cache_guard:
-                    self._cache = _Snapshot(key, rules, positions, lines)
-                return result
+            yield
         except Timeout:
             raise RuleStoreError(
                 f"{self._path}: could not lock {self._lock.lock_file} within "
                 f"{_LOCK_TIMEOUT_SECONDS:g} s; another process holds it"
             ) from None
         except OSError as error:
-            raise RuleStoreError(f"{self._path}: cannot write the rules file: {error}") from None
+            raise RuleStoreError(f"{self._path}: cannot {verb} the rules file: {error}") from None
 
-    def _replace_file(self, text: str, previous: _FileKey | None) -> _FileKey:
-        mode = self._path.stat().st_mode & 0o777 if previous is not None else _NEW_FILE_MODE
+    def _replace_file(self, data: bytes, *, new: bool) -> _FileKey:
+        mode = _NEW_FILE_MODE if new else self._path.stat().st_mode & 0o777
         folder = self._path.parent
         descriptor, temporary = tempfile.mkstemp(
             dir=folder, prefix=f".{self._path.name}.", suffix=".tmp"
         )
         try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
                 status = os.fstat(handle.fileno())
@@ -233,14 +298,44 @@ class JsonFileRuleStore(ThreadedAsyncTwins):
         finally:
             os.close(descriptor)
 
-    def _snapshot(self) -> _Snapshot:
-        """The current content of the file, parsed again only when the file changed."""
+    def _status(self) -> os.stat_result:
+        """The rules file's status; a missing file or anything but a rules file raises."""
+        status = self._status_or_none()
+        if status is None:
+            raise RuleStoreError(MISSING_FILE_TEMPLATE.format(path=self._path))
+        return status
+
+    def _status_or_none(self) -> os.stat_result | None:
+        """The rules file's status, None when it is missing; not a rules file raises."""
         try:
             status = os.stat(self._path)
         except FileNotFoundError:
-            return _Snapshot(None, [], {}, [])
+            return None
         except OSError as error:
             raise RuleStoreError(f"{self._path}: cannot read the rules file: {error}") from None
+        self._check_kind(status)
+        return status
+
+    def _check_kind(self, status: os.stat_result) -> None:
+        """Refuse anything but a regular file of at most `MAX_RULES_FILE_BYTES`."""
+        mode = status.st_mode
+        if stat.S_ISDIR(mode):
+            raise RuleStoreError(
+                FOLDER_TEMPLATE.format(path=self._path, example=self._path / "rules.json")
+            )
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise RuleStoreError(NOT_A_FILE_TEMPLATE.format(path=self._path, kind=kind))
+        if status.st_size > MAX_RULES_FILE_BYTES:
+            raise RuleStoreError(
+                TOO_LARGE_TEMPLATE.format(
+                    path=self._path, size=status.st_size, limit=MAX_RULES_FILE_BYTES
+                )
+            )
+
+    def _snapshot(self) -> _Snapshot:
+        """The current content of the file, parsed again only when the file changed."""
+        status = self._status()
         key = (status.st_mtime_ns, status.st_size, status.st_ino)
         with self._cache_guard:
             cached = self._cache
@@ -253,11 +348,19 @@ class JsonFileRuleStore(ThreadedAsyncTwins):
 
     def _load(self) -> _Snapshot:
         try:
-            with open(self._path, "rb") as handle:
-                status = os.fstat(handle.fileno())
-                raw = handle.read()
+            descriptor = os.open(self._path, _READ_FLAGS)
         except FileNotFoundError:
-            return _Snapshot(None, [], {}, [])
+            raise RuleStoreError(MISSING_FILE_TEMPLATE.format(path=self._path)) from None
+        except OSError as error:
+            raise RuleStoreError(f"{self._path}: cannot read the rules file: {error}") from None
+        try:
+            with open(descriptor, "rb") as handle:
+                status = os.fstat(descriptor)
+                self._check_kind(status)  # the path may have changed since it was stat'ed
+                raw = handle.read(MAX_RULES_FILE_BYTES + 1)
+                if len(raw) > MAX_RULES_FILE_BYTES:  # it grew after the fstat
+                    self._check_kind(os.fstat(descriptor))
+                    raise RuleStoreError(f"{self._path} grew while it was read; try again")
         except OSError as error:
             raise RuleStoreError(f"{self._path}: cannot read the rules file: {error}") from None
         key = (status.st_mtime_ns, status.st_size, status.st_ino)

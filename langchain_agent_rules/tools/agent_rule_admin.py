@@ -136,7 +136,8 @@ class AgentRuleAdminTool(BaseTool):
     Instantiate:
         .. code-block:: python
 
-            tool = AgentRuleAdminTool(JsonFileRuleStore("rules.json"))
+            # create=True starts an empty rules.json when there is none yet
+            tool = AgentRuleAdminTool(JsonFileRuleStore("rules.json", create=True))
 
     Invoke:
         .. code-block:: python

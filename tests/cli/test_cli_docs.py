@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shlex
 import socket
 import sqlite3
@@ -267,7 +268,9 @@ def test_every_api_message_in_docs_errors_is_the_real_one(
         lambda: room_for_reply(5012, 4096),
         lambda: run_probe([sys.executable, "-c", "import os; os.kill(os.getpid(), 4)"]),
         lambda: resolve_chat_model("ollama:qwen2.5:7b"),
-        lambda: open_rule_store("nope.json", must_exist=True),
+        lambda: open_rule_store("nope.json"),
+        lambda: JsonFileRuleStore("nope.json"),
+        lambda: (os.mkfifo("pipe.json"), JsonFileRuleStore("pipe.json")),
         lambda: open_rule_store("mongodb://x/y"),
         lambda: JsonFileRuleStore("bad.json").get_all(),
         lambda: store.get("nope"),
@@ -304,6 +307,7 @@ CLI_CASES = [
     ["run", "Hi", "--checkpoints", "project"],
     ["demo", "--export", "."],
     ["run", "Hi", "--max-iterations", "many"],
+    ["rules", "list", "--store", "r\udcffules.json"],
 ]
 
 

@@ -23,6 +23,8 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
 
 @pytest.fixture
 def store(tmp_path: Path) -> str:
+    """An empty rules file, as ``agent-rules rules init`` starts it."""
+    JsonFileRuleStore(tmp_path / "rules.json", create=True)
     return str(tmp_path / "rules.json")
 
 
@@ -129,6 +131,10 @@ def test_a_database_store_is_named_by_its_url(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'rules.db'}"
+    assert run_main(capsys, "rules", "init", "--store", url)[:2] == (
+        0,
+        f"created an empty rule store at {url}\n",
+    )
 
     code, out, _ = run_main(capsys, *ADD, "--store", url)
 

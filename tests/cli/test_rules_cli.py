@@ -48,7 +48,14 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
     return code, captured.out, captured.err
 
 
+def empty_store(folder: Path) -> str:
+    """An empty rules file, as ``agent-rules rules init`` starts it."""
+    JsonFileRuleStore(folder / "rules.json", create=True)
+    return str(folder / "rules.json")
+
+
 def test_the_console_script_adds_to_the_default_store(tmp_path: Path) -> None:
+    empty_store(tmp_path)
     added = run_script(*ADD, "--json", cwd=tmp_path)
     assert added.returncode == 0, added.stderr
     assert json.loads(added.stdout)["id"] == "answer_in_french"
@@ -90,7 +97,7 @@ def test_list_json_of_the_global_rules(capsys: pytest.CaptureFixture[str]) -> No
 def test_show_update_and_delete_one_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = str(tmp_path / "rules.json")
+    store = empty_store(tmp_path)
     assert run_main(capsys, *ADD, "--store", store, "--project", "4")[0] == 0
 
     code, out, _ = run_main(capsys, "rules", "show", "answer_in_french", "--store", store, "--json")
@@ -135,7 +142,7 @@ def test_show_update_and_delete_one_rule(
 def test_bad_input_gets_one_error_line_and_exit_code_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    store = str(tmp_path / "rules.json")
+    store = empty_store(tmp_path)
     assert run_main(capsys, *ADD, "--store", store)[0] == 0
     before = Path(store).read_bytes()
     code, out, err = run_main(capsys, *args, "--store", store)
@@ -156,7 +163,7 @@ def test_a_bad_project_id_is_a_usage_error(
 
 
 def test_add_refuses_a_duplicate_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = str(tmp_path / "rules.json")
+    store = empty_store(tmp_path)
     run_main(capsys, *ADD, "--store", store)
     code, _, err = run_main(capsys, *ADD, "--store", store)
     assert code == 1 and "already exists" in err
@@ -172,7 +179,7 @@ def test_add_and_update_take_a_check_and_list_shows_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    store = str(tmp_path / "rules.json")
+    store = empty_store(tmp_path)
     code, out, _ = run_main(capsys, *CHECKED_ADD, "--store", store, "--json")
     assert code == 0 and json.loads(out)["check"] == {"forbid": "email"}
     run_main(capsys, *ADD, "--store", store)
@@ -218,11 +225,11 @@ def test_add_and_update_take_a_check_and_list_shows_it(
 def test_a_bad_check_is_one_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], check: str, message: str
 ) -> None:
-    store = tmp_path / "rules.json"
+    store = Path(empty_store(tmp_path))
     add = [*CHECKED_ADD[:-1], check]
     code, _, err = run_main(capsys, *add, "--store", str(store))
     assert (code, err.strip()) == (1, message)
-    assert not store.exists()
+    assert store.read_text(encoding="utf-8") == "[]\n"
 
 
 @pytest.mark.parametrize(
@@ -243,10 +250,10 @@ def test_a_bad_check_is_one_error_line(
 def test_the_cli_refuses_a_rule_over_a_limit_or_beyond_64_bits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
 ) -> None:
-    store = tmp_path / "rules.json"
+    store = Path(empty_store(tmp_path))
     code, _, err = run_main(capsys, *ADD, *option, "--store", str(store))
     assert (code, err.strip()) == (1, message)
-    assert not store.exists()
+    assert store.read_text(encoding="utf-8") == "[]\n"
 
 
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ import pytest
 from langchain_agent_rules.cli import main
 from langchain_agent_rules.cli.rules import register
 
-ACTIONS = ["list", "show", "add", "update", "delete"]
+ACTIONS = ["init", "list", "show", "add", "update", "suggest-checks", "delete"]
 
 
 def rules_parsers() -> dict[str, argparse.ArgumentParser]:
@@ -106,7 +106,7 @@ def folder_after_the_add_examples(
     return folder
 
 
-@pytest.mark.parametrize("name", ["rules", "add"])
+@pytest.mark.parametrize("name", ["rules", "init", "add"])
 def test_the_examples_run_as_written_in_an_empty_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
@@ -117,7 +117,7 @@ def test_the_examples_run_as_written_in_an_empty_folder(
         assert (code, err) == (0, ""), shlex.join(example)
 
 
-@pytest.mark.parametrize("name", ["list", "show", "update", "delete"])
+@pytest.mark.parametrize("name", ["list", "show", "update", "suggest-checks", "delete"])
 def test_the_examples_run_as_written_after_the_add_examples(
     folder_after_the_add_examples: Path,
     tmp_path: Path,

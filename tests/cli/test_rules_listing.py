@@ -140,7 +140,7 @@ def test_at_80_columns_a_64_character_id_and_long_content_are_printed_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
     content = " ".join(["Answer every question in plain words a newcomer understands."] * 8)
     store.create(
         Rule(id="r" * 64, type="guideline", target="output", content=content, project_id=3)
@@ -158,7 +158,7 @@ def test_control_characters_in_a_rule_are_shown_escaped_never_sent_to_the_termin
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
     content = "Clear the screen \x1b[2J then \x9b2J and ring \x07 here."
     store.create(Rule(id="hostile", type="guideline", target="output", content=content))
 

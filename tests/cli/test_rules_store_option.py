@@ -18,12 +18,14 @@ ADD = [
     "rules", "add", "--id", "no_emails", "--type", "PROHIBITION", "--target", "OUTPUT",
     "--content", "Never reveal e-mail addresses.",
 ]  # fmt: skip
-ACTIONS = ["list", "show", "add", "update", "delete"]
-READING_ACTIONS = [
+ACTIONS = ["init", "list", "show", "add", "update", "suggest-checks", "delete"]
+STORE_ACTIONS = [
     ["rules", "list"],
     ["rules", "list", "--all"],
     ["rules", "show", "no_emails"],
+    ADD,
     ["rules", "update", "no_emails", "--priority", "3"],
+    ["rules", "suggest-checks", "--apply"],
     ["rules", "delete", "no_emails"],
 ]
 
@@ -47,6 +49,11 @@ def in_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_every_action_uses_rules_json_in_the_current_folder_by_default(
     in_empty_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert run_main(capsys, "rules", "init") == (
+        0,
+        "created an empty rule store at rules.json\n",
+        "",
+    )
     assert run_main(capsys, *ADD)[0] == 0
     assert JsonFileRuleStore(in_empty_folder / "rules.json").get("no_emails").priority == 0
 
@@ -71,7 +78,7 @@ def test_every_action_names_the_store_option_and_its_default_in_its_help(
     assert "default: rules.json in the current folder" in help_text
 
 
-@pytest.mark.parametrize("args", READING_ACTIONS, ids=" ".join)
+@pytest.mark.parametrize("args", STORE_ACTIONS, ids=" ".join)
 @pytest.mark.parametrize("store", ["rules.json", "sub/rules.json"])
 def test_a_missing_rules_file_is_one_error_line_and_nothing_is_created(
     in_empty_folder: Path, capsys: pytest.CaptureFixture[str], args: list[str], store: str
@@ -81,25 +88,63 @@ def test_a_missing_rules_file_is_one_error_line_and_nothing_is_created(
     assert (code, out) == (1, "")
     assert err.splitlines() == [
         f"agent-rules: error: no rules file at {store}; give the path of an existing rules "
-        "file or a database URL (adding a rule creates the file)"
+        f"file or a database URL, or start an empty one with: agent-rules rules init --store "
+        f"{store}"
     ]
     assert files_in(in_empty_folder) == []
 
 
+@pytest.mark.parametrize("args", STORE_ACTIONS, ids=" ".join)
 def test_a_missing_sqlite_database_is_one_error_line_and_is_not_created(
-    in_empty_folder: Path, capsys: pytest.CaptureFixture[str]
+    in_empty_folder: Path, capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:
-    code, out, err = run_main(capsys, "rules", "list", "--store", "sqlite:///rules.db")
+    code, out, err = run_main(capsys, *args, "--store", "sqlite:///rules.db")
 
     assert (code, out) == (1, "")
     assert err.splitlines() == [
         "agent-rules: error: no SQLite database file at rules.db; give the path of an "
-        "existing database or a rules file (adding a rule creates the database)"
+        "existing database or a rules file, or start an empty one with: agent-rules rules "
+        "init --store sqlite:///rules.db"
     ]
     assert files_in(in_empty_folder) == []
 
 
-@pytest.mark.parametrize("args", [*READING_ACTIONS, ADD], ids=" ".join)
+@pytest.mark.parametrize("store", ["rules.json", "sub/rules.json", "sqlite:///rules.db"])
+def test_init_starts_an_empty_store_once_and_then_leaves_it_as_it_is(
+    in_empty_folder: Path, capsys: pytest.CaptureFixture[str], store: str
+) -> None:
+    assert run_main(capsys, "rules", "init", "--store", store) == (
+        0,
+        f"created an empty rule store at {store}\n",
+        "",
+    )
+    assert run_main(capsys, *ADD, "--store", store)[0] == 0
+    files = {name: (in_empty_folder / name).read_bytes() for name in files_in(in_empty_folder)
+             if (in_empty_folder / name).is_file()}  # fmt: skip
+
+    assert run_main(capsys, "rules", "init", "--store", store) == (
+        0,
+        f"{store} already exists with 1 rule(s); nothing was overwritten\n",
+        "",
+    )
+    assert {name: (in_empty_folder / name).read_bytes() for name in files} == files
+
+
+def test_init_refuses_a_corrupt_rules_file_and_leaves_it_alone(
+    in_empty_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_empty_folder / "rules.json").write_text("[broken", encoding="utf-8")
+
+    code, out, err = run_main(capsys, "rules", "init")
+
+    assert (code, out) == (1, "")
+    assert (
+        err == "agent-rules: error: rules.json: corrupt JSON at line 1 column 2: Expecting value\n"
+    )
+    assert (in_empty_folder / "rules.json").read_text(encoding="utf-8") == "[broken"
+
+
+@pytest.mark.parametrize("args", [*STORE_ACTIONS, ["rules", "init"]], ids=" ".join)
 def test_an_unsupported_url_names_the_supported_ones_and_creates_nothing(
     in_empty_folder: Path, capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:

@@ -129,12 +129,12 @@ BAD_RUN_FLAGS = [
     (
         ["--store", "missing.json"],
         "--store: no rules file at missing.json; give the path of an existing rules file or a "
-        "database URL (adding a rule creates the file)",
+        "database URL, or start an empty one with: agent-rules rules init --store missing.json",
     ),
     (
         ["--rules", "missing.json"],
         "--store: no rules file at missing.json; give the path of an existing rules file or a "
-        "database URL (adding a rule creates the file)",
+        "database URL, or start an empty one with: agent-rules rules init --store missing.json",
     ),
     (
         ["--store", "demo"],
@@ -148,7 +148,8 @@ BAD_RUN_FLAGS = [
     (
         ["--store", "sqlite:///missing.db"],
         "--store: no SQLite database file at missing.db; give the path of an existing database "
-        "or a rules file (adding a rule creates the database)",
+        "or a rules file, or start an empty one with: agent-rules rules init --store "
+        "sqlite:///missing.db",
     ),
     (
         ["--store", "notes.txt"],

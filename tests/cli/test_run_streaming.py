@@ -85,7 +85,7 @@ def test_rule_events_are_shown(tmp_path: Path) -> None:
         "metadata": None,
     }
     (tmp_path / "rules.json").write_text(json.dumps([record]), encoding="utf-8")
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
     output, result = show(ScriptedChatModel(["FINAL: ok"]), rules=store)
     assert result.rule_events[0]["rule_id"] == "long_rule"
     assert (

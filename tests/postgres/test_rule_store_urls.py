@@ -15,11 +15,13 @@ from langchain_agent_rules.rules.sql_store import SqlRuleStore
 
 
 def test_a_sqlite_url_opens_a_sql_rule_store(tmp_path: Path) -> None:
-    assert isinstance(open_rule_store(f"sqlite:///{tmp_path / 'rules.db'}"), SqlRuleStore)
+    url = f"sqlite:///{tmp_path / 'rules.db'}"
+    assert isinstance(open_rule_store(url, create=True), SqlRuleStore)
 
 
 def test_a_path_still_opens_a_json_rules_file(tmp_path: Path) -> None:
-    assert isinstance(open_rule_store(str(tmp_path / "rules.json")), JsonFileRuleStore)
+    store = open_rule_store(str(tmp_path / "rules.json"), create=True)
+    assert isinstance(store, JsonFileRuleStore)
 
 
 def test_an_empty_spec_names_both_kinds_of_store() -> None:
@@ -30,6 +32,7 @@ def test_an_empty_spec_names_both_kinds_of_store() -> None:
 def add_and_list(store: str, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
     add = ["rules", "add", "--store", store, "--id", "cli_rule", "--type", "REQUIREMENT"]
     add += ["--target", "OUTPUT", "--content", "Answer in one sentence.", "--priority", "3"]
+    assert main(["rules", "init", "--store", store]) == 0
     assert main(add) == 0
     capsys.readouterr()
     assert main(["rules", "list", "--store", store, "--json"]) == 0
@@ -97,4 +100,19 @@ def test_the_cli_lists_every_projects_rules_in_postgresql(
     assert [(rule["id"], rule["projectId"]) for rule in listed] == [
         ("cli_rule", None),
         ("project_rule", 2),
+    ]
+
+
+@pytest.mark.postgres
+def test_init_readies_a_postgresql_store_and_leaves_its_rules_alone(
+    pg_search_path_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = add_and_list(pg_search_path_url, capsys)  # init, then one rule
+
+    assert main(["rules", "init", "--store", pg_search_path_url]) == 0
+
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.endswith("already exists with 1 rule(s); nothing was overwritten")
+    assert [rule.id for rule in open_rule_store(pg_search_path_url).get_all()] == [
+        str(listed[0]["id"])
     ]

@@ -56,7 +56,7 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path, kind: str, **opti
     if kind == "memory":
         return InMemoryRuleStore(**options)
     if kind == "json_file":
-        return JsonFileRuleStore(tmp_path / "rules.json", **options)
+        return JsonFileRuleStore(tmp_path / "rules.json", create=True, **options)
     if kind == "langgraph_memory":
         return LangGraphRuleStore(InMemoryStore(), **options)
     if kind == "sql_sqlite":

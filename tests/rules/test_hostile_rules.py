@@ -158,7 +158,7 @@ def test_any_rules_file_loads_or_raises_rule_store_error_and_is_never_overwritte
 def _stores(folder: Path) -> list[Any]:
     return [
         InMemoryRuleStore(),
-        JsonFileRuleStore(folder / "rules.json"),
+        JsonFileRuleStore(folder / "rules.json", create=True),
         LangGraphRuleStore(InMemoryStore()),
         SqlRuleStore(f"sqlite:///{folder / 'rules.db'}"),
     ]
@@ -254,7 +254,7 @@ def test_corrupt_rules_files_raise_rule_store_error(
 def test_a_megabyte_field_is_refused_by_the_limit_and_the_file_stays_valid(
     tmp_path: Path,
 ) -> None:
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
     store.create(Rule.from_dict(_rule()))
     with pytest.raises(RuleValidationError, match="max_rule_content_bytes=500"):
         store.create(Rule.from_dict(_rule(id="huge_rule", content="x" * 1_000_000)))

@@ -21,7 +21,7 @@ _FORK = multiprocessing.get_context("fork")
 
 
 def _write_rules(path: str, prefix: str, count: int) -> None:
-    store = JsonFileRuleStore(path)
+    store = JsonFileRuleStore(path, create=True)
     index = 0
     while count < 0 or index < count:
         store.create(
@@ -59,6 +59,7 @@ def test_four_processes_creating_fifty_rules_each_lose_no_update(tmp_path: Path)
 
 def test_a_writer_killed_mid_loop_leaves_a_file_that_loads(tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
+    JsonFileRuleStore(path, create=True)
     writer = start_writer(path, "doomed", -1)
     try:
         deadline = time.monotonic() + 60

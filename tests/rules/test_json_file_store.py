@@ -34,20 +34,53 @@ def write(path: Path, value: Any) -> Path:
     return path
 
 
-def test_a_missing_file_is_an_empty_store_and_the_first_write_creates_it(
-    tmp_path: Path, make_rule: Any
-) -> None:
+def test_a_missing_file_is_an_error_naming_it_and_nothing_is_created(tmp_path: Path) -> None:
+    path = tmp_path / "rulez.json"
+    with pytest.raises(RuleStoreError) as caught:
+        JsonFileRuleStore(path)
+    assert str(caught.value) == (
+        f"no rules file at {path}; give the path of an existing rules file, or pass "
+        "create=True to start an empty one"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_create_starts_an_empty_file_and_its_folder(tmp_path: Path, make_rule: Any) -> None:
     path = tmp_path / "nested" / "rules.json"
-    store = JsonFileRuleStore(path)
+    store = JsonFileRuleStore(path, create=True)
+    assert path.read_text(encoding="utf-8") == "[]\n"
     assert store.get_all_by_project(None) == []
-    assert not path.exists()
     store.create(make_rule("first_rule"))
     assert [entry["id"] for entry in json.loads(path.read_text())] == ["first_rule"]
 
 
+def test_create_opens_an_existing_file_as_it_is(tmp_path: Path) -> None:
+    path = write(tmp_path / "rules.json", [PHP_RECORD])
+    before = path.read_bytes()
+    assert [rule.id for rule in JsonFileRuleStore(path, create=True).get_all()] == ["rule_1"]
+    assert path.read_bytes() == before
+
+
+def test_a_file_removed_after_opening_is_an_error_not_an_empty_store(
+    tmp_path: Path, make_rule: Any
+) -> None:
+    path = write(tmp_path / "rules.json", [PHP_RECORD])
+    store = JsonFileRuleStore(path)
+    assert len(store.get_all()) == 1
+    path.unlink()
+    for use in (
+        lambda: store.get_all_by_project(None),
+        lambda: store.get("rule_1"),
+        lambda: store.create(make_rule("second")),
+    ):
+        with pytest.raises(RuleStoreError, match=r"^no rules file at "):
+            use()
+    assert not path.exists()
+
+
 def test_the_file_uses_the_php_format(tmp_path: Path, make_rule: Any) -> None:
     path = tmp_path / "rules.json"
-    JsonFileRuleStore(path).create(
+    JsonFileRuleStore(path, create=True).create(
         make_rule("php_compatible", project_id=3, priority=2, type="CONSTRAINT", metadata={"a": 1})
     )
     [record] = json.loads(path.read_text())
@@ -75,7 +108,9 @@ def test_the_example_file_loads() -> None:
 
 def test_non_ascii_content_round_trips(tmp_path: Path, make_rule: Any) -> None:
     path = tmp_path / "rules.json"
-    JsonFileRuleStore(path).create(make_rule("polish", content="Zażółć gęślą jaźń, proszę."))
+    JsonFileRuleStore(path, create=True).create(
+        make_rule("polish", content="Zażółć gęślą jaźń, proszę.")
+    )
     assert "Zażółć" in path.read_text(encoding="utf-8")
     assert JsonFileRuleStore(path).get("polish").content == "Zażółć gęślą jaźń, proszę."
 
@@ -123,7 +158,7 @@ def test_a_reader_sees_another_instances_writes_without_restart(
     tmp_path: Path, make_rule: Any
 ) -> None:
     path = tmp_path / "rules.json"
-    reader, writer = JsonFileRuleStore(path), JsonFileRuleStore(path)
+    reader, writer = JsonFileRuleStore(path, create=True), JsonFileRuleStore(path)
     writer.create(make_rule("one_rule"))
     assert [r.id for r in reader.get_all_by_project(None)] == ["one_rule"]
     writer.update(writer.get("one_rule").with_changes(priority=7))
@@ -137,7 +172,7 @@ def test_a_read_of_an_unchanged_file_reuses_the_parsed_rules(
     tmp_path: Path, make_rule: Any
 ) -> None:
     path = tmp_path / "rules.json"
-    JsonFileRuleStore(path).create(make_rule("cached"))
+    JsonFileRuleStore(path, create=True).create(make_rule("cached"))
     store = JsonFileRuleStore(path)
     first = store.get("cached")
     assert store.get("cached") is first
@@ -150,7 +185,7 @@ def test_a_read_of_an_unchanged_file_reuses_the_parsed_rules(
 
 def test_an_externally_replaced_file_is_read_again(tmp_path: Path, make_rule: Any) -> None:
     path = tmp_path / "rules.json"
-    store = JsonFileRuleStore(path)
+    store = JsonFileRuleStore(path, create=True)
     store.create(make_rule("before"))
     write(path, [PHP_RECORD])
     assert [r.id for r in store.get_all_by_project(None)] == ["rule_1"]
@@ -168,13 +203,20 @@ def test_writes_leave_no_temporary_files_and_keep_the_file_mode(
     assert path.stat().st_mode & 0o777 == 0o640
 
 
-def test_a_path_that_is_a_folder_raises_a_store_error(tmp_path: Path) -> None:
-    with pytest.raises(RuleStoreError, match="cannot read"):
-        JsonFileRuleStore(tmp_path).get_all_by_project(None)
+def test_a_path_that_is_a_folder_raises_a_store_error_naming_a_file_inside_it(
+    tmp_path: Path,
+) -> None:
+    for create in (False, True):
+        with pytest.raises(RuleStoreError) as caught:
+            JsonFileRuleStore(tmp_path, create=create)
+        assert str(caught.value) == (
+            f"{tmp_path} is a folder; give the path of a rules file such as "
+            f"{tmp_path / 'rules.json'}"
+        )
 
 
 def test_threads_sharing_one_store_lose_no_update(tmp_path: Path, make_rule: Any) -> None:
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
 
     def create_many(thread: int) -> None:
         for index in range(25):

@@ -196,7 +196,8 @@ async def test_a_rule_that_asks_for_approval_pauses_the_run(
             {"rules": "/missing/rules.json"},
             RuleStoreError,
             "invalid run context: rules: no rules file at /missing/rules.json; give the path of "
-            "an existing rules file or a database URL (adding a rule creates the file)",
+            "an existing rules file or a database URL, or start an empty one with: "
+            "agent-rules rules init --store /missing/rules.json",
         ),
         (
             {"file_root": "/missing"},

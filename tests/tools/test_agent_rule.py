@@ -227,7 +227,7 @@ def test_reader_errors_propagate_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_json_file_store_serves_the_tool(tmp_path: Path) -> None:
-    store = JsonFileRuleStore(tmp_path / "rules.json")
+    store = JsonFileRuleStore(tmp_path / "rules.json", create=True)
     for item in RULES:
         store.create(item)
     assert json.loads(AgentRuleTool(store).invoke({"project_id": 2}))["count"] == 3

@@ -204,7 +204,7 @@ def test_invalid_input_raises_and_writes_nothing(
     tmp_path: Path, arguments: dict[str, Any], message: str
 ) -> None:
     path = tmp_path / "rules.json"
-    JsonFileRuleStore(path).create(existing())
+    JsonFileRuleStore(path, create=True).create(existing())
     before = path.read_bytes()
     with pytest.raises(InvalidToolCallError, match="invalid agent_rule_admin arguments") as caught:
         AgentRuleAdminTool(JsonFileRuleStore(path)).invoke(arguments)
@@ -300,7 +300,7 @@ class SyncOnlyStore:
 
 
 async def test_async_actions_run_a_sync_only_store_in_a_thread(tmp_path: Path) -> None:
-    store = SyncOnlyStore(JsonFileRuleStore(tmp_path / "rules.json"))
+    store = SyncOnlyStore(JsonFileRuleStore(tmp_path / "rules.json", create=True))
     tool = AgentRuleAdminTool(store)
     await tool.ainvoke(CREATE)
     await tool.ainvoke({"action": "update", "rule": {"id": "answer_in_french"}, "project_id": None})
