@@ -130,7 +130,7 @@ def _sql_tool(database_url: str) -> SqlQueryTool:
 @lru_cache(maxsize=8)
 def _rule_file(spec: str) -> RuleReader:
     # A mistyped path is an error, never an empty store.
-    return open_rule_store(spec, must_exist=True)
+    return open_rule_store(spec)
 
 
 @contextmanager
