@@ -4,7 +4,8 @@ Read once, when the tool is built, from SQLAlchemy's inspector. Names are kept t
 the database spells them (for lookups) and quoted where SQL needs it (for the model).
 Example values come from :func:`read_examples`: the first rows of each table (in primary
 key order where there is one), read in the tool's read-only transaction, of text columns
-only, filtered by :mod:`langchain_agent_rules.tools._safe_values`.
+whose values have a format (dates, codes) or repeat (statuses, categories), filtered by
+:mod:`langchain_agent_rules.tools._safe_values`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
 
 SAMPLED_ROWS = 100
 """How many rows of a table are read to pick its example values."""
+_MAX_CATEGORIES = 12  # at most this many distinct values, each seen twice on average
 _SAMPLING_TIMEOUT = 5.0  # seconds, at most, for all the tables' samples together
 
 
@@ -151,8 +153,19 @@ def _sampled_columns(catalog_table: CatalogTable) -> list[CatalogColumn]:
 
 
 def _examples(values: Iterator[object], per_column: int) -> tuple[str, ...]:
-    shown = sorted({v for v in values if isinstance(v, str) and is_shown_value(v)})
-    return tuple(shown[:per_column])
+    """Examples of a column whose values have a format (most hold digits) or repeat.
+
+    Free text such as names or titles shows no format the model could get wrong, costs
+    prompt tokens, and tempts a small model to answer with an example it never queried.
+    """
+    texts = [value for value in values if isinstance(value, str)]
+    distinct = set(texts)
+    with_digits = sum(any(character.isdigit() for character in text) for text in distinct)
+    has_format = 2 * with_digits >= len(distinct) > 0
+    repeats = len(distinct) <= _MAX_CATEGORIES and 2 * len(distinct) <= len(texts)
+    if not (has_format or repeats):
+        return ()
+    return tuple(sorted(text for text in distinct if is_shown_value(text))[:per_column])
 
 
 def read_examples(

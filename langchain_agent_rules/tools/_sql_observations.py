@@ -64,23 +64,21 @@ NO_GROUPS = "0 rows: no group matched {filter}."
 NO_ROWS_UNFILTERED = "0 rows: the query matched no row."
 NOTHING_COUNTED = "{count} is 0: no row matched {filter}."
 TEXT_EQUALS = (
-    "{column} holds text such as {examples}; = needs the exact text, while "
-    "{column} {like} {pattern} also finds part of it, ignoring case."
+    "{column} holds text such as {examples}; = needs the exact text. To find part of it in "
+    "any case, try: {query}"
 )
 TEXT_EQUALS_NO_EXAMPLES = (
-    "{column} is text; = needs the exact text, while {column} {like} {pattern} also finds "
-    "part of it, ignoring case."
+    "{column} is text; = needs the exact text. To find part of it in any case, try: {query}"
 )
 TEXT_DATES = (
     "{column} holds dates as text such as {example}, so = matches one day only; for a month "
     "write {column} LIKE '{month}-%' or {column} BETWEEN '{month}-01' AND '{month}-31'."
 )
 TEXT_DATE_TIMES = (
-    "{column} holds dates and times as text such as {example}, so = needs the exact time; "
-    "for a day write {column} LIKE '{day}%'."
+    "{column} holds dates and times as text such as {example}, so = needs the exact time. "
+    "For the whole day, try: {query}"
 )
 
-_LIKE = {"sqlite": "LIKE", "postgres": "ILIKE"}  # the operator that ignores case
 _YEAR_MONTH = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])(?!\d)")
 
 
@@ -208,15 +206,23 @@ def _filter(select: exp.Select, dialect: str) -> str | None:
     return _short(" ".join(parts), MAX_FILTER_CHARS) if parts else None
 
 
-def _compared_text_column(
-    select: exp.Select, catalog: Catalog
-) -> tuple[CatalogTable, CatalogColumn, str] | None:
+@dataclass(frozen=True)
+class _Compared:
+    """A ``text_column = 'literal'`` of a WHERE clause, resolved in the catalog."""
+
+    table: CatalogTable
+    column: CatalogColumn
+    value: str
+    position: int  # which EQ node of the WHERE clause, in walk order
+
+
+def _compared_text_column(select: exp.Select, catalog: Catalog) -> _Compared | None:
     """The first ``text_column = 'literal'`` of the WHERE clause, resolved in the catalog."""
     where = select.args.get("where")
     if where is None:
         return None
     aliases = _query_tables(select, catalog)
-    for node in where.find_all(exp.EQ):
+    for position, node in enumerate(where.find_all(exp.EQ)):
         sides = (node.this, node.expression)
         column = next((s for s in sides if isinstance(s, exp.Column)), None)
         literal = next((s for s in sides if isinstance(s, exp.Literal) and s.is_string), None)
@@ -230,8 +236,21 @@ def _compared_text_column(
             continue
         found = candidates[0].column(column.name)
         if found is not None and found.is_text:
-            return candidates[0], found, str(literal.this)
+            return _Compared(candidates[0], found, str(literal.this), position)
     return None
+
+
+def _with_like(select: exp.Select, compared: _Compared, pattern: str, dialect: str) -> str:
+    """The query with the compared ``=`` made a case-blind LIKE; that predicate alone if long."""
+    rewritten = select.copy()
+    node = list(rewritten.args["where"].find_all(exp.EQ))[compared.position]
+    column = next(s for s in (node.this, node.expression) if isinstance(s, exp.Column))
+    like = exp.ILike if dialect == "postgres" else exp.Like  # SQLite's LIKE ignores case
+    node.replace(like(this=column.copy(), expression=exp.Literal.string(pattern)))
+    text = rewritten.sql(dialect=dialect)
+    if len(text) <= MAX_FILTER_CHARS:
+        return text
+    return like(this=column.copy(), expression=exp.Literal.string(pattern)).sql(dialect=dialect)
 
 
 def _iso_kind(value: str) -> Literal["date", "date_time"] | None:
@@ -250,26 +269,24 @@ def _iso_kind(value: str) -> Literal["date", "date_time"] | None:
 
 def _text_hint(select: exp.Select, dialect: str, catalog: Catalog) -> str | None:
     compared = _compared_text_column(select, catalog)
-    if compared is None:
+    if compared is None or len(compared.value) > _MAX_NAME_CHARS:
         return None
-    catalog_table, column, value = compared
-    if len(value) > _MAX_NAME_CHARS:
-        return None
-    examples = catalog_table.examples.get(column.name, ())
+    value = compared.value
+    examples = compared.table.examples.get(compared.column.name, ())
     kinds = {_iso_kind(example) for example in examples}
-    name = column.shown
+    name = compared.column.shown
     if kinds == {"date"}:
         month = value[:7] if _YEAR_MONTH.match(value) else examples[0][:7]
         return TEXT_DATES.format(column=name, example=sql_literal(examples[0]), month=month)
     if kinds == {"date_time"}:
         day = value[:10] if _iso_kind(value[:10]) == "date" else examples[0][:10]
-        return TEXT_DATE_TIMES.format(column=name, example=sql_literal(examples[0]), day=day)
-    pattern = sql_literal(f"%{value}%")
-    like = _LIKE.get(dialect, "LIKE")
+        query = _with_like(select, compared, f"{day}%", dialect)
+        return TEXT_DATE_TIMES.format(column=name, example=sql_literal(examples[0]), query=query)
+    query = _with_like(select, compared, f"%{value}%", dialect)
     if examples:
         shown = ", ".join(sql_literal(example) for example in examples)
-        return TEXT_EQUALS.format(column=name, examples=shown, like=like, pattern=pattern)
-    return TEXT_EQUALS_NO_EXAMPLES.format(column=name, like=like, pattern=pattern)
+        return TEXT_EQUALS.format(column=name, examples=shown, query=query)
+    return TEXT_EQUALS_NO_EXAMPLES.format(column=name, query=query)
 
 
 def _zero_count(select: exp.Select, row: Sequence[Any]) -> str | None:

@@ -23,16 +23,17 @@ CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL,
                           manager_id INTEGER REFERENCES employees (id));
 CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT,
                         dept_id INTEGER REFERENCES departments (id), hired TEXT, salary REAL);
-CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT, opened TEXT, closed_at TEXT);
+CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT, priority TEXT, opened TEXT,
+                      closed_at TEXT);
 INSERT INTO departments VALUES (1, 'Sales', 2), (2, 'Research', 1);
 INSERT INTO employees VALUES
     (1, 'Ann Lee', 'ann.lee@example.com', 2, '2021-04-12', 5200.0),
     (2, 'Bo Chen', 'bo.chen@example.com', 1, '2019-09-01', 6100.0),
     (3, 'Cy Diaz', NULL, 1, '2023-01-16', 4300.0);
 INSERT INTO tickets VALUES
-    (1, 'Printer jam', '2026-02-27', '2026-02-28 09:15:00'),
-    (2, 'VPN down', '2026-03-02', '2026-03-02 17:40:00'),
-    (3, 'New laptop', '2026-03-18', NULL);
+    (1, 'Printer jam', 'P2', '2026-02-27', '2026-02-28 09:15:00'),
+    (2, 'VPN down', 'P1', '2026-03-02', '2026-03-02 17:40:00'),
+    (3, 'New laptop', 'P2', '2026-03-18', NULL);
 """
 
 
@@ -74,7 +75,7 @@ def test_an_unknown_table_gets_the_close_name_and_every_table(tool: SqlQueryTool
         "The database rejected the query: no such table: employee\n"
         "Did you mean employees?\n"
         "The tables are: departments(id, name, manager_id); employees(id, name, email, "
-        "dept_id, hired, salary); tickets(id, title, opened, closed_at)."
+        "dept_id, hired, salary); tickets(id, title, priority, opened, closed_at)."
     )
 
 
@@ -230,14 +231,22 @@ def test_text_joined_with_plus_is_flagged_beside_the_rows_sqlite_returns(
 # --- empty results -------------------------------------------------------------------------
 
 
-def test_an_absent_person_is_zero_rows_with_the_filter_and_the_name_format(
+def test_an_absent_person_is_zero_rows_with_the_filter_and_a_like_query(
     tool: SqlQueryTool,
 ) -> None:
     assert tool.invoke({"sql": "SELECT salary FROM employees WHERE name = 'Zoe Park'"}) == (
         '{"columns":["salary"],"rows":[],"row_count":0,"truncated":false,"note":"0 rows: no '
-        "row matched WHERE name = 'Zoe Park'.\\nname holds text such as 'Ann Lee', 'Bo Chen'; "
-        "= needs the exact text, while name LIKE '%Zoe Park%' also finds part of it, ignoring "
-        'case."}'
+        "row matched WHERE name = 'Zoe Park'.\\nname is text; = needs the exact text. To find "
+        "part of it in any case, try: SELECT salary FROM employees WHERE name LIKE "
+        "'%Zoe Park%'\"}"
+    )
+
+
+def test_a_code_in_the_wrong_case_gets_the_code_format(tool: SqlQueryTool) -> None:
+    assert result(tool, "SELECT title FROM tickets WHERE priority = 'p1'")["note"] == (
+        "0 rows: no row matched WHERE priority = 'p1'.\n"
+        "priority holds text such as 'P1', 'P2'; = needs the exact text. To find part of it "
+        "in any case, try: SELECT title FROM tickets WHERE priority LIKE '%p1%'"
     )
 
 
@@ -266,7 +275,8 @@ def test_text_date_times_compared_with_a_day_get_the_day_form(tool: SqlQueryTool
     assert output["note"] == (
         "0 rows: no row matched WHERE closed_at = '2026-03-02'.\n"
         "closed_at holds dates and times as text such as '2026-02-28 09:15:00', so = needs "
-        "the exact time; for a day write closed_at LIKE '2026-03-02%'."
+        "the exact time. For the whole day, try: SELECT title FROM tickets WHERE closed_at "
+        "LIKE '2026-03-02%'"
     )
 
 
@@ -274,8 +284,8 @@ def test_a_private_column_is_described_without_its_values(tool: SqlQueryTool) ->
     output = result(tool, "SELECT id FROM employees WHERE email = 'zoe@example.com'")
     assert output["note"] == (
         "0 rows: no row matched WHERE email = 'zoe@example.com'.\n"
-        "email is text; = needs the exact text, while email LIKE '%zoe@example.com%' also "
-        "finds part of it, ignoring case."
+        "email is text; = needs the exact text. To find part of it in any case, try: SELECT "
+        "id FROM employees WHERE email LIKE '%zoe@example.com%'"
     )
     assert "example.com'" not in str(output["note"]).replace("zoe@example.com", "")
 
@@ -339,14 +349,20 @@ def test_a_long_compared_text_gets_no_like_hint(tool: SqlQueryTool) -> None:
     assert str(output["note"]).count("\n") == 0
 
 
+def test_a_long_query_shows_only_the_like_predicate(tool: SqlQueryTool) -> None:
+    ids = ", ".join(str(i) for i in range(200))
+    output = result(tool, f"SELECT id FROM employees WHERE name = 'Zoe' AND id IN ({ids})")
+    assert str(output["note"]).endswith("To find part of it in any case, try: name LIKE '%Zoe%'")
+
+
 def test_without_the_schema_in_the_description_the_text_hint_has_no_examples(
     office: Path,
 ) -> None:
     tool = SqlQueryTool(f"sqlite:///{office}", include_schema=False, handle_tool_error=False)
     assert result(tool, "SELECT id FROM employees WHERE name = 'zoe'")["note"] == (
         "0 rows: no row matched WHERE name = 'zoe'.\n"
-        "name is text; = needs the exact text, while name LIKE '%zoe%' also finds part of it, "
-        "ignoring case."
+        "name is text; = needs the exact text. To find part of it in any case, try: SELECT "
+        "id FROM employees WHERE name LIKE '%zoe%'"
     )
 
 
@@ -382,10 +398,9 @@ def pg_office() -> Iterator[str]:
 def test_postgres_description_has_examples_and_foreign_keys(pg_office: str) -> None:
     tool = SqlQueryTool(pg_office)
     assert tool.description.endswith(
-        " Tables and their columns [with example values]: departments(id, name ['Research', "
-        "'Sales'], manager_id); employees(id, name ['Ann Lee', 'Bo Chen'], phone, dept_id, "
-        "hired ['2019-09-01', '2021-04-12'], salary). Foreign keys: employees.dept_id -> "
-        "departments.id."
+        " Tables and their columns [with example values]: departments(id, name, manager_id); "
+        "employees(id, name, phone, dept_id, hired ['2019-09-01', '2021-04-12'], salary). "
+        "Foreign keys: employees.dept_id -> departments.id."
     )
 
 
@@ -456,8 +471,8 @@ def test_postgres_empty_result_suggests_ilike(pg_office: str) -> None:
     tool = SqlQueryTool(pg_office, handle_tool_error=False)
     assert result(tool, "SELECT salary FROM employees WHERE name = 'ann lee'")["note"] == (
         "0 rows: no row matched WHERE name = 'ann lee'.\n"
-        "name holds text such as 'Ann Lee', 'Bo Chen'; = needs the exact text, while name "
-        "ILIKE '%ann lee%' also finds part of it, ignoring case."
+        "name is text; = needs the exact text. To find part of it in any case, try: SELECT "
+        "salary FROM employees WHERE name ILIKE '%ann lee%'"
     )
 
 

@@ -204,13 +204,11 @@ def test_description_names_the_dialect_and_limit(database: Path) -> None:
     )
 
 
-def test_the_description_lists_tables_columns_and_examples_by_default(
-    tool: SqlQueryTool,
-) -> None:
+def test_the_description_lists_tables_and_columns_by_default(tool: SqlQueryTool) -> None:
     assert tool.include_schema is True
     assert tool.description == SQL_QUERY_DESCRIPTION.format(dialect="SQLite", max_rows=50) + (
-        " Tables and their columns [with example values]: customers(id, name ['Ada', 'Bob']); "
-        "numbers(n); orders(id, customer, total, note ['please delete'], receipt)."
+        " Tables and their columns: customers(id, name); numbers(n); "
+        "orders(id, customer, total, note, receipt)."
     )
 
 

@@ -229,24 +229,28 @@ def _shop(tmp_path: Path, extra: str = "") -> Path:
     return make_database(
         tmp_path / "shop.db",
         f"""
-        CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, code TEXT, note TEXT);
+        CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, code TEXT, status TEXT,
+                                note TEXT);
         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers (id),
                              placed TEXT, total REAL);
-        INSERT INTO customers VALUES (1, 'Zoe Park', 'C-17', 'pays late'),
-            (2, 'Ann Lee', 'C-03', NULL), (3, 'O''Brien', 'C-03', 'a line
-        and another'), (4, 'Bo Chen', 'C-99', '{"x" * 40}');
+        INSERT INTO customers VALUES (1, 'Zoe Park', 'C-17', 'active', 'pays late'),
+            (2, 'Ann Lee', 'C-03', 'active', NULL), (3, 'O''Brien', 'C-03', 'closed', 'a line
+        and another'), (4, 'Bo Chen', 'C-99', 'active', '{"x" * 40}');
         INSERT INTO orders VALUES (1, 1, '2026-03-02', 10.5), (2, 2, '2026-01-15', 3.0);
         {extra}
         """,
     )
 
 
-def test_text_columns_show_sorted_examples_and_foreign_keys_are_listed(tmp_path: Path) -> None:
+def test_formats_and_categories_show_sorted_examples_and_foreign_keys_are_listed(
+    tmp_path: Path,
+) -> None:
+    # Names and notes are free text (no digits, no repeats): no format to show.
     tool = SqlQueryTool(f"sqlite:///{_shop(tmp_path)}")
     assert tool.description == BASE + (
-        " Tables and their columns [with example values]: customers(id, name ['Ann Lee', "
-        "'Bo Chen'], code ['C-03', 'C-17'], note ['pays late']); orders(id, customer_id, "
-        "placed ['2026-01-15', '2026-03-02'], total). Foreign keys: orders.customer_id -> "
+        " Tables and their columns [with example values]: customers(id, name, code ['C-03', "
+        "'C-17'], status ['active', 'closed'], note); orders(id, customer_id, placed "
+        "['2026-01-15', '2026-03-02'], total). Foreign keys: orders.customer_id -> "
         "customers.id."
     )
 
@@ -255,14 +259,13 @@ def test_example_values_sets_how_many_per_column(tmp_path: Path) -> None:
     database = _shop(tmp_path)
     one = SqlQueryTool(f"sqlite:///{database}", example_values=1).description
     assert one.endswith(
-        "customers(id, name ['Ann Lee'], code ['C-03'], note ['pays late']); orders(id, "
-        "customer_id, placed ['2026-01-15'], total). Foreign keys: orders.customer_id -> "
-        "customers.id."
+        "customers(id, name, code ['C-03'], status ['active'], note); orders(id, customer_id, "
+        "placed ['2026-01-15'], total). Foreign keys: orders.customer_id -> customers.id."
     )
     none = SqlQueryTool(f"sqlite:///{database}", example_values=0).description
     assert none == BASE + (
-        " Tables and their columns: customers(id, name, code, note); orders(id, customer_id, "
-        "placed, total). Foreign keys: orders.customer_id -> customers.id."
+        " Tables and their columns: customers(id, name, code, status, note); orders(id, "
+        "customer_id, placed, total). Foreign keys: orders.customer_id -> customers.id."
     )
 
 
@@ -274,23 +277,23 @@ def test_example_values_must_not_be_negative(tmp_path: Path) -> None:
 def test_detail_is_dropped_examples_first_then_foreign_keys_then_columns(tmp_path: Path) -> None:
     database = _shop(tmp_path)
     full = SqlQueryTool(f"sqlite:///{database}").description.removeprefix(BASE)
-    sizes = [len(full.encode()) - 1, 190, 130, 60]
+    sizes = [len(full.encode()) - 1, 200, 140, 60]
     shown = [
         SqlQueryTool(f"sqlite:///{database}", max_schema_bytes=size).description.removeprefix(BASE)
         for size in sizes
     ]
     assert shown[0] == (
-        " Tables and their columns [with example values]: customers(id, name ['Ann Lee'], "
-        "code ['C-03'], note ['pays late']); orders(id, customer_id, placed ['2026-01-15'], "
-        "total). Foreign keys: orders.customer_id -> customers.id."
+        " Tables and their columns [with example values]: customers(id, name, code ['C-03'], "
+        "status ['active'], note); orders(id, customer_id, placed ['2026-01-15'], total). "
+        "Foreign keys: orders.customer_id -> customers.id."
     )
     assert shown[1] == (
-        " Tables and their columns: customers(id, name, code, note); orders(id, customer_id, "
-        "placed, total). Foreign keys: orders.customer_id -> customers.id."
+        " Tables and their columns: customers(id, name, code, status, note); orders(id, "
+        "customer_id, placed, total). Foreign keys: orders.customer_id -> customers.id."
     )
     assert shown[2] == (
-        " Tables and their columns: customers(id, name, code, note); orders(id, customer_id, "
-        "placed, total)."
+        " Tables and their columns: customers(id, name, code, status, note); orders(id, "
+        "customer_id, placed, total)."
     )
     assert all(len(text.encode()) <= size for text, size in zip(shown, sizes[:3], strict=False))
     # Shorter than the names-only note itself: only the count is left (as before examples).
@@ -305,7 +308,8 @@ def test_a_value_a_forbid_check_would_redact_is_never_an_example(
         tmp_path / "people.db",
         f"""
         CREATE TABLE people (id INTEGER PRIMARY KEY, label TEXT);
-        INSERT INTO people VALUES (1, '{value}'), (2, 'plain text');
+        INSERT INTO people VALUES (1, '{value}'), (2, 'plain text'), (3, '{value}'),
+            (4, 'plain text');
         """,
     )
     description = SqlQueryTool(f"sqlite:///{database}").description
@@ -322,7 +326,7 @@ def test_a_column_named_for_private_data_is_never_sampled(tmp_path: Path, column
         tmp_path / "people.db",
         f"""
         CREATE TABLE people (id INTEGER PRIMARY KEY, {column} TEXT);
-        INSERT INTO people VALUES (1, 'harmless');
+        INSERT INTO people VALUES (1, 'harmless 1'), (2, 'harmless 2');
         """,
     )
     description = SqlQueryTool(f"sqlite:///{database}").description
@@ -345,8 +349,9 @@ def test_only_the_first_rows_in_key_order_are_sampled(tmp_path: Path) -> None:
 
 
 def test_views_are_not_sampled(tmp_path: Path) -> None:
-    database = _shop(tmp_path, "CREATE VIEW names AS SELECT name FROM customers;")
-    assert "names(name);" in SqlQueryTool(f"sqlite:///{database}").description
+    database = _shop(tmp_path, "CREATE VIEW codes AS SELECT code FROM customers;")
+    description = SqlQueryTool(f"sqlite:///{database}").description
+    assert "codes(code); customers(id, name, code ['C-03', 'C-17']," in description
 
 
 def test_sampling_reads_only_and_leaves_the_connection_writable(tmp_path: Path) -> None:
@@ -361,5 +366,6 @@ def test_sampling_reads_only_and_leaves_the_connection_writable(tmp_path: Path) 
 
 def test_no_examples_when_even_the_columns_do_not_fit(tmp_path: Path) -> None:
     database = _wide_database(tmp_path, 20)
-    make_database(database, "INSERT INTO table_00 (column_00) VALUES ('visible?');")
-    assert "visible?" not in SqlQueryTool(f"sqlite:///{database}").description
+    make_database(database, "INSERT INTO table_00 (column_00) VALUES ('v1'), ('v2');")
+    assert "'v1'" not in SqlQueryTool(f"sqlite:///{database}").description
+    assert "'v1'" in SqlQueryTool(f"sqlite:///{database}", max_schema_bytes=8192).description
