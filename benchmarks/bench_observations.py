@@ -36,7 +36,7 @@ CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL,
 CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT,
                         dept_id INTEGER REFERENCES departments (id), hired TEXT, salary REAL);
 CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT, opened TEXT, closed_at TEXT);
-INSERT INTO departments VALUES (1, 'Sales', 2), (2, 'Research', 1), (3, 'Support', 4);
+INSERT INTO departments VALUES (1, 'Sales', 3), (2, 'Research', 2), (3, 'Support', 4);
 INSERT INTO employees VALUES
     (1, 'Ann Lee', 'ann.lee@example.com', 2, '2021-04-12', 5200.0),
     (2, 'Bo Chen', 'bo.chen@example.com', 1, '2019-09-01', 6100.0),
@@ -73,7 +73,8 @@ TASKS = [
     Task("What is 15% of 240? Use the database to compute it.", _has("36")),
     Task("What is the salary of Zoe Park?", _says_not_found),
     Task("How many tickets were opened in March 2026?", _has("2")),
-    Task("Who is the manager of the Research department?", _has("Ann Lee")),
+    # Bo Chen manages Research but works in Sales: joining on dept_id gives Ann Lee.
+    Task("Who is the manager of the Research department?", _has("Bo Chen")),
     Task("In which department does Cy Diaz work?", _has("Sales")),
     Task("Which ticket was closed on 2026-03-02? Give its title.", _has("VPN down")),
 ]

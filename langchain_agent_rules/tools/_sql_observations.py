@@ -3,8 +3,9 @@
 A small model corrects a query only with something to correct it with. When the database
 names a table or column it does not know, the observation lists what exists (close names
 first); when a query returns no row, it repeats the filter that matched nothing and, for a
-text column compared with ``=``, says how that column's values look. Every line is a named
-template and every part is bounded, so an observation stays short whatever the schema.
+text column compared with ``=``, says how that column's values look and shows the query
+rewritten with ``LIKE``. Every line is a named template and every part is bounded, so an
+observation stays short whatever the schema or the query.
 """
 
 from __future__ import annotations
@@ -112,12 +113,15 @@ def _short(text: str, limit: int) -> str:
 
 
 def _close(name: str, candidates: Sequence[str]) -> str | None:
+    if len(name) > _MAX_NAME_CHARS:  # difflib is quadratic in the lengths it compares
+        return None
     by_lower = {candidate.lower(): candidate for candidate in candidates}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=_MAX_CLOSE_NAMES)
     if not close:
         return None
-    names = " or ".join(_short(by_lower[name], _MAX_NAME_CHARS) for name in close)
-    return CLOSE_NAMES.format(names=names)
+    return CLOSE_NAMES.format(
+        names=" or ".join(_short(by_lower[c], _MAX_NAME_CHARS) for c in close)
+    )
 
 
 def _query_tables(statement: exp.Expr, catalog: Catalog) -> dict[str, CatalogTable]:

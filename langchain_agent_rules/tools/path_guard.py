@@ -301,6 +301,8 @@ def _close_paths(
     folder: str, entries: list[str], missing: str, root: str, deny: Sequence[str]
 ) -> list[str]:
     """Paths in ``folder`` and its subfolders whose names are close to ``missing``."""
+    if len(missing) > _MAX_ENTRY_CHARS:  # difflib is quadratic in the lengths it compares
+        return []
     prefix = f"{folder}/" if folder else ""
     candidates = [prefix + entry for entry in entries]
     for subfolder in [entry for entry in entries if entry.endswith("/")][:_MAX_SEARCHED_FOLDERS]:
