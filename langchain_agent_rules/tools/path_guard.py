@@ -13,6 +13,7 @@ before the open only avoids opening files that are plainly outside (such as devi
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import stat
@@ -69,7 +70,19 @@ DENIED_PATH = (
 )
 OUTSIDE_ROOT = "The path {path!r} is refused: it leads outside the project folder. " + ALLOWED_PATHS
 NOT_A_FILE = "The path {path!r} is refused: it is {kind}, not a regular file. " + ALLOWED_PATHS
-NOT_FOUND = "The file {path!r} does not exist. " + ALLOWED_PATHS
+NOT_FOUND = "The file {path!r} does not exist."
+CLOSE_PATHS = "Did you mean {paths}?"
+FOLDER_HOLDS = "{folder} holds: {entries}."
+FOLDER_SHOWS_NOTHING = "{folder} holds no file that can be shown."
+PROJECT_FOLDER = "The project folder"
+SUBFOLDER = "The folder {path!r}"
+MORE_ENTRIES = "{entries}, and {more} more"
+MAX_NEARBY_BYTES = 600
+"""The most bytes of folder entries a missing-file observation lists."""
+_MAX_CLOSE_PATHS = 3
+_MAX_SEARCHED_FOLDERS = 10  # subfolders searched for a close name, one level down
+_CLOSE_RATIO = 0.6  # difflib's own default cutoff
+_MAX_ENTRY_CHARS = 100
 
 
 def check_relative_path(path: str, deny: Sequence[str]) -> str:
@@ -176,7 +189,8 @@ def open_inside_root(relative: str, root: str, deny: Sequence[str]) -> tuple[int
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
         fd = os.open(candidate, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise InvalidToolCallError(NOT_FOUND.format(path=relative)) from None
+        lines = [NOT_FOUND.format(path=relative), *_nearby(relative, root, deny)]
+        raise InvalidToolCallError(" ".join(lines)) from None
     except IsADirectoryError:
         raise InvalidToolCallError(NOT_A_FILE.format(path=relative, kind="a directory")) from None
     except OSError as error:
@@ -203,3 +217,115 @@ def _verify(relative: str, real_path: str, root: str, deny: Sequence[str]) -> No
     pattern = denied_by(os.path.relpath(real_path, root).replace(os.sep, "/"), deny)
     if pattern is not None:
         raise InvalidToolCallError(DENIED_PATH.format(path=relative, pattern=pattern))
+
+
+def _shown_entries(folder: str, root: str, deny: Sequence[str]) -> list[str] | None:
+    """The entries of ``root/folder`` a model may see (``name`` or ``name/``), sorted.
+
+    ``None`` when that folder does not exist, is not a folder, leads outside the root or
+    is denied. An entry is left out when it, or what a symlink leads to, is outside the
+    root, denied, or neither a regular file nor a folder.
+    """
+    if folder and (denied_by(folder, deny) or denied_by(f"{folder}/-", deny)):
+        return None
+    try:
+        fd = os.open(os.path.join(root, folder), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        real_folder = _descriptor_path(fd)
+        if not is_inside(real_folder, root) or _denied_folder(real_folder, root, deny):
+            return None
+        names = os.listdir(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    entries = []
+    for name in sorted(names):
+        if len(name) > _MAX_ENTRY_CHARS or not name.isprintable() or first_surrogate(name):
+            continue
+        shown = f"{folder}/{name}" if folder else name
+        real = os.path.realpath(os.path.join(real_folder, name))
+        if denied_by(shown, deny) or not is_inside(real, root) or real == root:
+            continue
+        real_relative = os.path.relpath(real, root).replace(os.sep, "/")
+        if stat.S_ISDIR(_mode(real)):
+            if not (denied_by(f"{shown}/-", deny) or _denied_folder(real, root, deny)):
+                entries.append(f"{name}/")
+        elif stat.S_ISREG(_mode(real)) and denied_by(real_relative, deny) is None:
+            entries.append(name)
+    return entries
+
+
+def _mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
+
+
+def _denied_folder(real_folder: str, root: str, deny: Sequence[str]) -> bool:
+    if real_folder == root:
+        return False
+    relative = os.path.relpath(real_folder, root).replace(os.sep, "/")
+    return denied_by(relative, deny) is not None or denied_by(f"{relative}/-", deny) is not None
+
+
+def _nearby(relative: str, root: str, deny: Sequence[str]) -> list[str]:
+    """What exists near a missing ``relative`` path: close names, and its nearest folder."""
+    parts = relative.split("/")
+    for depth in range(len(parts) - 1, -1, -1):
+        folder = "/".join(parts[:depth])
+        entries = _shown_entries(folder, root, deny)
+        if entries is not None:
+            return _folder_lines(folder, entries, parts[depth], root, deny)
+    return []  # not even the root could be listed
+
+
+def _folder_lines(
+    folder: str, entries: list[str], missing: str, root: str, deny: Sequence[str]
+) -> list[str]:
+    place = SUBFOLDER.format(path=folder) if folder else PROJECT_FOLDER
+    if not entries:
+        return [FOLDER_SHOWS_NOTHING.format(folder=place)]
+    lines = []
+    close = _close_paths(folder, entries, missing, root, deny)
+    if close:
+        lines.append(CLOSE_PATHS.format(paths=" or ".join(repr(path) for path in close)))
+    lines.append(FOLDER_HOLDS.format(folder=place, entries=_fit_entries(entries)))
+    return lines
+
+
+def _close_paths(
+    folder: str, entries: list[str], missing: str, root: str, deny: Sequence[str]
+) -> list[str]:
+    """Paths in ``folder`` and its subfolders whose names are close to ``missing``."""
+    if len(missing) > _MAX_ENTRY_CHARS:  # difflib is quadratic in the lengths it compares
+        return []
+    prefix = f"{folder}/" if folder else ""
+    candidates = [prefix + entry for entry in entries]
+    for subfolder in [entry for entry in entries if entry.endswith("/")][:_MAX_SEARCHED_FOLDERS]:
+        below = _shown_entries(prefix + subfolder.rstrip("/"), root, deny) or []
+        candidates += [prefix + subfolder + entry for entry in below]
+    scored = []
+    for path in candidates:
+        name = path.rstrip("/").rsplit("/", 1)[-1].lower()
+        ratio = difflib.SequenceMatcher(None, missing.lower(), name).ratio()
+        if ratio >= _CLOSE_RATIO:
+            scored.append((-ratio, path.count("/"), path))
+    return [path for _ratio, _depth, path in sorted(scored)[:_MAX_CLOSE_PATHS]]
+
+
+def _fit_entries(entries: list[str]) -> str:
+    every = ", ".join(entries)
+    if len(every.encode()) <= MAX_NEARBY_BYTES:
+        return every
+    room = MAX_NEARBY_BYTES - len(MORE_ENTRIES.format(entries="", more=len(entries)).encode())
+    shown, used = 0, 0
+    for entry in entries:
+        used += len(entry.encode()) + (2 if shown else 0)
+        if used > room:
+            break
+        shown += 1
+    return MORE_ENTRIES.format(entries=", ".join(entries[:shown]), more=len(entries) - shown)

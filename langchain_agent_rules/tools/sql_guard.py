@@ -158,13 +158,16 @@ def _nesting(tokens: list[Token]) -> int:
     return deepest
 
 
-def check_read_only_sql(sql: str, dialect: str | None) -> None:
-    """Refuse ``sql`` unless it is exactly one read-only query.
+def check_read_only_sql(sql: str, dialect: str | None) -> exp.Expr:
+    """Refuse ``sql`` unless it is exactly one read-only query; return its syntax tree.
 
     Args:
         sql: the query text from the model.
         dialect: the sqlglot dialect name (``"sqlite"``, ``"postgres"``), or ``None``
             for sqlglot's generic dialect.
+
+    Returns:
+        The parsed statement (sqlglot's tree), which the caller may read but not change.
 
     Raises:
         InvalidToolCallError: the query is not one parsable read-only statement; the
@@ -200,3 +203,4 @@ def check_read_only_sql(sql: str, dialect: str | None) -> None:
             raise InvalidToolCallError(REFUSED_CLAUSE.format(what=_describe(node)))
         if isinstance(node, exp.Func) and _function_name(node) in REFUSED_FUNCTIONS:
             raise InvalidToolCallError(REFUSED_FUNCTION.format(name=_function_name(node)))
+    return statement

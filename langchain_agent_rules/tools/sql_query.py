@@ -4,40 +4,48 @@ Two defences, either of which stops a write on its own: the SQL guard
 (:mod:`langchain_agent_rules.tools.sql_guard`) refuses anything but one read-only
 query before it reaches the database, and the query runs in a read-only transaction
 that is always rolled back. Everything that differs between databases (how to make a
-connection read-only, how to stop a slow query, how a timeout is reported) lives in
-:data:`_DIALECTS`.
+connection read-only, how to stop a slow query, how errors are reported) lives in
+:data:`~langchain_agent_rules.tools._sql_dialects.DIALECTS`.
 
 The tool reads the database's tables when it is built. A SQLite file that does not exist
 is refused (connecting would create it empty), and so is a database without tables; the
-tables and their columns go into the description (``include_schema``), the one thing a
-model needs to write a valid query on its first try.
+tables, their columns, a few example values and the foreign keys go into the description
+(``include_schema``), what a model needs to write a valid query on its first try. What
+the model reads after a query steers it on: an unknown table or column is answered with
+what exists, a dialect mistake with what this database writes instead, and an empty
+result with the filter that matched nothing.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
-import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from collections.abc import Callable
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
 from langchain_core.tools.base import ToolException as _ToolException
 from pydantic import BaseModel, Field, PrivateAttr
-from sqlalchemy import URL, Connection, Engine, create_engine, inspect
-from sqlalchemy.engine.reflection import ObjectKind
+from sqlalchemy import URL, Engine, create_engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlglot import exp
 
 from langchain_agent_rules._json_text import compact_json
 from langchain_agent_rules._sql_url import database_url
-from langchain_agent_rules.errors import ToolConfigurationError, ToolExecutionError
+from langchain_agent_rules.errors import (
+    InvalidToolCallError,
+    ToolConfigurationError,
+    ToolExecutionError,
+)
 from langchain_agent_rules.tools._arguments import parse_arguments, tool_json_schema
 from langchain_agent_rules.tools._failures import driver_failure, failure_detail
 from langchain_agent_rules.tools._json_values import JsonValue, json_safe
+from langchain_agent_rules.tools._sql_catalog import Catalog, read_catalog, read_examples
+from langchain_agent_rules.tools._sql_dialects import DIALECTS, Dialect
+from langchain_agent_rules.tools._sql_hints import foreign_syntax_hint
+from langchain_agent_rules.tools._sql_observations import failure_lines, result_note
+from langchain_agent_rules.tools._sql_schema_text import lists_columns, schema_description
 from langchain_agent_rules.tools.sql_guard import check_read_only_sql
 
 __all__ = ["SQL_QUERY_DESCRIPTION", "SqlQueryInput", "SqlQueryTool"]
@@ -48,13 +56,6 @@ SQL_QUERY_DESCRIPTION = (
     "Only a single SELECT is allowed (WITH, JOIN, UNION, INTERSECT and EXCEPT are fine); "
     "anything that writes is refused."
 )
-SCHEMA_DESCRIPTION = " Tables and their columns: {tables}."
-SCHEMA_NAMES_ONLY = (
-    " Tables (columns left out to keep this short; SELECT * FROM <table> LIMIT 0 shows "
-    "a table's columns): {tables}."
-)
-MORE_TABLES = "{tables}, and {more} more"
-TABLE_COUNT = "{count} tables"
 MISSING_DATABASE_FILE = (
     "The SQLite database file {path!r} does not exist; sql_query never creates one. Check "
     "the path (a relative one starts from {cwd!r})."
@@ -77,6 +78,7 @@ QUERY_TIMEOUT = (
 )
 NO_RESULT_SET = "The query returned no rows and no columns; send a SELECT."
 QUERY_FAILED = "The database rejected the query: {detail}"
+QUERY_FAILED_WITH_HINTS = QUERY_FAILED + "\n{hints}"
 
 
 class SqlQueryInput(BaseModel):
@@ -86,73 +88,6 @@ class SqlQueryInput(BaseModel):
 
 
 _ALLOWED = {"sql": "a string with one read-only SQL SELECT query"}
-
-
-@dataclass(frozen=True)
-class _Dialect:
-    """How one database is made read-only and time-limited."""
-
-    display_name: str
-    sqlglot_name: str
-    drivers: frozenset[str]  # the SQLAlchemy drivers whose connections read_only() knows
-    read_only: Callable[[Connection, float], AbstractContextManager[None]]
-    is_timeout: Callable[[BaseException | None], bool]
-
-
-@contextmanager
-def _sqlite_read_only(connection: Connection, timeout: float) -> Iterator[None]:
-    raw = cast(sqlite3.Connection, connection.connection.driver_connection)
-    previous = raw.execute("PRAGMA query_only").fetchone()[0]
-    raw.execute("PRAGMA query_only = ON")
-    deadline = time.monotonic() + timeout
-    # A non-zero return from the progress handler interrupts the running statement.
-    raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
-    try:
-        yield
-    finally:
-        raw.set_progress_handler(None, 0)
-        connection.rollback()
-        raw.execute(f"PRAGMA query_only = {int(previous)}")
-
-
-def _sqlite_is_timeout(error: BaseException | None) -> bool:
-    return isinstance(error, sqlite3.OperationalError) and "interrupted" in str(error)
-
-
-@contextmanager
-def _postgres_read_only(connection: Connection, timeout: float) -> Iterator[None]:
-    try:
-        connection.exec_driver_sql("SET TRANSACTION READ ONLY")
-        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
-        read_only = connection.exec_driver_sql("SHOW transaction_read_only").scalar()
-        if read_only != "on":
-            # An engine in AUTOCOMMIT mode ignores SET TRANSACTION; never run unprotected.
-            raise ToolExecutionError(
-                "The database connection cannot be made read-only (is the engine in "
-                "AUTOCOMMIT mode?); the query was not run."
-            )
-        yield
-    finally:
-        connection.rollback()
-
-
-def _postgres_is_timeout(error: BaseException | None) -> bool:
-    code = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
-    return code == "57014"  # query_canceled, raised by statement_timeout
-
-
-_DIALECTS: dict[str, _Dialect] = {
-    "sqlite": _Dialect(
-        "SQLite", "sqlite", frozenset({"pysqlite"}), _sqlite_read_only, _sqlite_is_timeout
-    ),
-    "postgresql": _Dialect(
-        "PostgreSQL",
-        "postgres",
-        frozenset({"psycopg", "psycopg2"}),
-        _postgres_read_only,
-        _postgres_is_timeout,
-    ),
-}
 
 
 def _unique_names(names: list[str]) -> list[str]:
@@ -175,45 +110,6 @@ def _missing_sqlite_file(url: URL) -> str | None:
             return None
         path = unquote(urlsplit(path).path)
     return None if os.path.exists(path) else path
-
-
-def _read_tables(engine: Engine, with_columns: bool) -> dict[str, list[str]]:
-    """Table and view names of the default schema (quoted where SQL needs it) -> columns."""
-    inspector = inspect(engine)
-    quote = engine.dialect.identifier_preparer.quote
-    if not with_columns:
-        names = inspector.get_table_names() + inspector.get_view_names()
-        return {quote(name): [] for name in sorted(names)}
-    columns = inspector.get_multi_columns(kind=ObjectKind.ANY)
-    return {
-        quote(table): [quote(column["name"]) for column in table_columns]
-        for (_schema, table), table_columns in sorted(columns.items())
-    }
-
-
-def _schema_description(tables: dict[str, list[str]], max_bytes: int) -> str:
-    """The tables and their columns; past ``max_bytes`` the names only, as many as fit."""
-    full = SCHEMA_DESCRIPTION.format(
-        tables="; ".join(f"{table}({', '.join(columns)})" for table, columns in tables.items())
-    )
-    if len(full.encode()) <= max_bytes:
-        return full
-    names = list(tables)
-    every = SCHEMA_NAMES_ONLY.format(tables=", ".join(names))
-    if len(every.encode()) <= max_bytes:
-        return every
-    longest_tail = MORE_TABLES.format(tables="", more=len(names))
-    room = max_bytes - len(SCHEMA_NAMES_ONLY.format(tables=longest_tail).encode())
-    shown, used = 0, 0
-    for name in names:
-        used += len(name.encode()) + (2 if shown else 0)
-        if used > room:
-            break
-        shown += 1
-    if shown == 0:
-        return SCHEMA_NAMES_ONLY.format(tables=TABLE_COUNT.format(count=len(names)))
-    listed = MORE_TABLES.format(tables=", ".join(names[:shown]), more=len(names) - shown)
-    return SCHEMA_NAMES_ONLY.format(tables=listed)
 
 
 class SqlQueryTool(BaseTool):
@@ -277,8 +173,10 @@ class SqlQueryTool(BaseTool):
     timeout: float = 30.0
     include_schema: bool = True
     max_schema_bytes: int = 4096
+    example_values: int = 2
     _engine: Engine = PrivateAttr()
-    _dialect: _Dialect = PrivateAttr()
+    _dialect: Dialect = PrivateAttr()
+    _catalog: Catalog = PrivateAttr()
 
     def __init__(
         self,
@@ -287,6 +185,7 @@ class SqlQueryTool(BaseTool):
         timeout: float = 30.0,
         include_schema: bool = True,
         max_schema_bytes: int = 4096,
+        example_values: int = 2,
         **kwargs: Any,
     ) -> None:
         if max_rows < 1:
@@ -297,36 +196,43 @@ class SqlQueryTool(BaseTool):
             raise ToolConfigurationError(
                 f"max_schema_bytes must be at least 1; got {max_schema_bytes}."
             )
+        if example_values < 0:
+            raise ToolConfigurationError(f"example_values must be 0 or more; got {example_values}.")
         engine = _as_engine(engine_or_url)
-        dialect = _DIALECTS.get(engine.dialect.name)
+        dialect = DIALECTS.get(engine.dialect.name)
         if dialect is None or engine.dialect.driver not in dialect.drivers:
             supported = ", ".join(
                 f"{name}+{driver}"
-                for name, d in sorted(_DIALECTS.items())
+                for name, d in sorted(DIALECTS.items())
                 for driver in sorted(d.drivers)
             )
             raise ToolConfigurationError(
                 f"sql_query supports {supported}; got "
                 f"{engine.dialect.name}+{engine.dialect.driver}."
             )
-        tables = _tables_to_query(engine, with_columns=include_schema)
+        catalog = _catalog_to_query(engine)
         description = SQL_QUERY_DESCRIPTION.format(dialect=dialect.display_name, max_rows=max_rows)
         if include_schema:
-            description += _schema_description(tables, max_schema_bytes)
+            # Examples are read only when the columns alone fit: otherwise none can be shown.
+            if example_values and lists_columns(catalog, max_schema_bytes):
+                catalog = read_examples(engine, catalog, example_values, dialect.read_only)
+            description += schema_description(catalog, max_schema_bytes, example_values)
         kwargs.setdefault("description", description)
         super().__init__(
             max_rows=max_rows,
             timeout=timeout,
             include_schema=include_schema,
             max_schema_bytes=max_schema_bytes,
+            example_values=example_values,
             **kwargs,
         )
         self._engine = engine
         self._dialect = dialect
+        self._catalog = catalog
 
     def _run(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
         sql = parse_arguments(SqlQueryInput, args, kwargs, self.name, _ALLOWED).sql
-        check_read_only_sql(sql, self._dialect.sqlglot_name)
+        statement = self._checked(sql)
         try:
             with (
                 self._engine.connect() as connection,
@@ -339,13 +245,7 @@ class SqlQueryTool(BaseTool):
                 fetched = result.fetchmany(self.max_rows + 1)
                 result.close()
         except SQLAlchemyError as error:
-            cause = error.orig if isinstance(error, DBAPIError) and error.orig else error
-            raise driver_failure(
-                cause,
-                timed_out=self._dialect.is_timeout(cause),
-                timeout_message=QUERY_TIMEOUT.format(timeout=self.timeout),
-                template=QUERY_FAILED,
-            ) from None
+            raise self._failure(error, statement) from None
         rows: list[dict[str, JsonValue]] = [
             {column: json_safe(value) for column, value in zip(columns, row, strict=True)}
             for row in fetched[: self.max_rows]
@@ -356,7 +256,33 @@ class SqlQueryTool(BaseTool):
             "row_count": len(rows),
             "truncated": len(fetched) > self.max_rows,
         }
+        note = result_note(statement, self._dialect.sqlglot_name, self._catalog, fetched)
+        if note is not None:
+            output["note"] = note
         return compact_json(output), output
+
+    def _checked(self, sql: str) -> exp.Expr:
+        """The parsed query if the SQL guard admits it; its refusal, with a hint, if not."""
+        try:
+            return check_read_only_sql(sql, self._dialect.sqlglot_name)
+        except InvalidToolCallError as refusal:
+            hint = foreign_syntax_hint(sql, self._dialect.sqlglot_name)
+            if hint is None:
+                raise
+            raise InvalidToolCallError(f"{refusal}\n{hint.text}") from None
+
+    def _failure(self, error: SQLAlchemyError, statement: exp.Expr) -> ToolExecutionError:
+        """The error for a query the database did not run, with what the model can fix."""
+        cause = error.orig if isinstance(error, DBAPIError) and error.orig else error
+        problem = self._dialect.name_problem(cause)
+        lines = failure_lines(statement, self._dialect.sqlglot_name, self._catalog, problem)
+        return driver_failure(
+            cause,
+            timed_out=self._dialect.is_timeout(cause),
+            timeout_message=QUERY_TIMEOUT.format(timeout=self.timeout),
+            template=QUERY_FAILED_WITH_HINTS if lines else QUERY_FAILED,
+            hints="\n".join(lines),
+        )
 
 
 def _as_engine(engine_or_url: Engine | str) -> Engine:
@@ -370,18 +296,18 @@ def _as_engine(engine_or_url: Engine | str) -> Engine:
         ) from None
 
 
-def _tables_to_query(engine: Engine, with_columns: bool) -> dict[str, list[str]]:
-    """The tables the model may query, refusing a database it could not query at all."""
+def _catalog_to_query(engine: Engine) -> Catalog:
+    """What the model may query, refusing a database it could not query at all."""
     missing = _missing_sqlite_file(engine.url)
     if missing is not None:
         raise ToolConfigurationError(MISSING_DATABASE_FILE.format(path=missing, cwd=os.getcwd()))
     url = engine.url.render_as_string(hide_password=True)
     try:
-        tables = _read_tables(engine, with_columns)
+        catalog = read_catalog(engine)
     except SQLAlchemyError as error:
         raise ToolConfigurationError(
             UNREADABLE_SCHEMA.format(url=url, detail=failure_detail(error))
         ) from None
-    if not tables:
+    if not catalog.tables:
         raise ToolConfigurationError(NO_TABLES.format(url=url))
-    return tables
+    return catalog

@@ -25,8 +25,8 @@ from langchain_agent_rules.errors import (
     ToolExecutionError,
 )
 from langchain_agent_rules.tools._json_values import json_safe
+from langchain_agent_rules.tools._sql_dialects import DIALECTS
 from langchain_agent_rules.tools.sql_query import (
-    _DIALECTS,
     QUERY_FAILED,
     QUERY_TIMEOUT,
     SQL_QUERY_DESCRIPTION,
@@ -158,10 +158,11 @@ def test_a_runaway_query_is_stopped_at_the_timeout(database: Path) -> None:
     )
 
 
-def test_a_database_error_is_reported_to_the_model(tool: SqlQueryTool) -> None:
+def test_a_database_error_is_reported_to_the_model_in_its_own_words(tool: SqlQueryTool) -> None:
     with pytest.raises(ToolExecutionError) as caught:
-        tool.invoke({"sql": "SELECT nope FROM orders"})
-    assert str(caught.value) == QUERY_FAILED.format(detail="no such column: nope")
+        tool.invoke({"sql": "SELECT abs(-9223372036854775808)"})
+    assert str(caught.value) == QUERY_FAILED.format(detail="integer overflow")
+    assert str(caught.value) == "The database rejected the query: integer overflow"
 
 
 def test_the_connection_is_writable_again_after_a_query(database: Path, tmp_path: Path) -> None:
@@ -185,7 +186,7 @@ def test_the_read_only_transaction_blocks_writes_the_guard_never_sees(database: 
     before = hashlib.sha256(database.read_bytes()).hexdigest()
     with (
         engine.connect() as connection,
-        _DIALECTS["sqlite"].read_only(connection, 5.0),
+        DIALECTS["sqlite"].read_only(connection, 5.0),
         pytest.raises(Exception, match="readonly"),
     ):
         connection.exec_driver_sql("DELETE FROM orders")
@@ -331,7 +332,10 @@ def test_postgres_rows_are_json_safe_and_capped(pg_url: str) -> None:
     assert result["rows"][0] == {"id": 1, "total": "1.50", "placed": "2024-01-02"}
     assert (result["row_count"], result["truncated"]) == (50, True)
     assert tool.description.startswith("Run one read-only SQL query on a PostgreSQL database.")
-    assert tool.description.endswith(" Tables and their columns: orders(id, total, placed, note).")
+    assert tool.description.endswith(
+        " Tables and their columns [with example values]: orders(id, total, placed, note "
+        "['please delete'])."
+    )
 
 
 @pytest.mark.postgres
@@ -348,7 +352,7 @@ def test_postgres_read_only_transaction_blocks_writes_the_guard_never_sees(pg_ur
     engine = create_engine(pg_url)
     with (
         engine.connect() as connection,
-        _DIALECTS["postgresql"].read_only(connection, 5.0),
+        DIALECTS["postgresql"].read_only(connection, 5.0),
         pytest.raises(Exception, match="read-only transaction"),
     ):
         connection.exec_driver_sql("DELETE FROM orders")

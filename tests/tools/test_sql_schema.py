@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import uuid
@@ -206,3 +207,165 @@ def test_postgres_tables_and_views_are_listed_quoted_where_needed(
     assert tool.description.endswith(
         ' Tables and their columns: "Orders"(id, "Unit Price"); totals(total).'
     )
+
+
+# --- example values and foreign keys -------------------------------------------------------
+
+PRIVATE_VALUES = [
+    "ann.lee@example.com",  # e-mail
+    "+33 6 12 34 56 78",  # phone, international
+    "06 12 34 56 78",  # phone, national
+    "(415) 555-0132",  # phone, North American
+    "4111 1111 1111 1111",  # card (Luhn)
+    "DE89370400440532013000",  # IBAN
+    "192.168.10.7",  # IPv4
+    "2001:db8::1",  # IPv6
+    "sk-proj-abcdefghijklmnopqrstuvwx",  # API key
+    "ghp_" + "a" * 36,  # GitHub token
+]
+
+
+def _shop(tmp_path: Path, extra: str = "") -> Path:
+    return make_database(
+        tmp_path / "shop.db",
+        f"""
+        CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, code TEXT, status TEXT,
+                                note TEXT);
+        CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers (id),
+                             placed TEXT, total REAL);
+        INSERT INTO customers VALUES (1, 'Zoe Park', 'C-17', 'active', 'pays late'),
+            (2, 'Ann Lee', 'C-03', 'active', NULL), (3, 'O''Brien', 'C-03', 'closed', 'a line
+        and another'), (4, 'Bo Chen', 'C-99', 'active', '{"x" * 40}');
+        INSERT INTO orders VALUES (1, 1, '2026-03-02', 10.5), (2, 2, '2026-01-15', 3.0);
+        {extra}
+        """,
+    )
+
+
+def test_formats_and_categories_show_sorted_examples_and_foreign_keys_are_listed(
+    tmp_path: Path,
+) -> None:
+    # Names and notes are free text (no digits, no repeats): no format to show.
+    tool = SqlQueryTool(f"sqlite:///{_shop(tmp_path)}")
+    assert tool.description == BASE + (
+        " Tables and their columns [with example values]: customers(id, name, code ['C-03', "
+        "'C-17'], status ['active', 'closed'], note); orders(id, customer_id, placed "
+        "['2026-01-15', '2026-03-02'], total). Foreign keys: orders.customer_id -> "
+        "customers.id."
+    )
+
+
+def test_example_values_sets_how_many_per_column(tmp_path: Path) -> None:
+    database = _shop(tmp_path)
+    one = SqlQueryTool(f"sqlite:///{database}", example_values=1).description
+    assert one.endswith(
+        "customers(id, name, code ['C-03'], status ['active'], note); orders(id, customer_id, "
+        "placed ['2026-01-15'], total). Foreign keys: orders.customer_id -> customers.id."
+    )
+    none = SqlQueryTool(f"sqlite:///{database}", example_values=0).description
+    assert none == BASE + (
+        " Tables and their columns: customers(id, name, code, status, note); orders(id, "
+        "customer_id, placed, total). Foreign keys: orders.customer_id -> customers.id."
+    )
+
+
+def test_example_values_must_not_be_negative(tmp_path: Path) -> None:
+    with pytest.raises(ToolConfigurationError, match="example_values must be 0 or more; got -1"):
+        SqlQueryTool(f"sqlite:///{_shop(tmp_path)}", example_values=-1)
+
+
+def test_detail_is_dropped_examples_first_then_foreign_keys_then_columns(tmp_path: Path) -> None:
+    database = _shop(tmp_path)
+    full = SqlQueryTool(f"sqlite:///{database}").description.removeprefix(BASE)
+    sizes = [len(full.encode()) - 1, 200, 140, 60]
+    shown = [
+        SqlQueryTool(f"sqlite:///{database}", max_schema_bytes=size).description.removeprefix(BASE)
+        for size in sizes
+    ]
+    assert shown[0] == (
+        " Tables and their columns [with example values]: customers(id, name, code ['C-03'], "
+        "status ['active'], note); orders(id, customer_id, placed ['2026-01-15'], total). "
+        "Foreign keys: orders.customer_id -> customers.id."
+    )
+    assert shown[1] == (
+        " Tables and their columns: customers(id, name, code, status, note); orders(id, "
+        "customer_id, placed, total). Foreign keys: orders.customer_id -> customers.id."
+    )
+    assert shown[2] == (
+        " Tables and their columns: customers(id, name, code, status, note); orders(id, "
+        "customer_id, placed, total)."
+    )
+    assert all(len(text.encode()) <= size for text, size in zip(shown, sizes[:3], strict=False))
+    # Shorter than the names-only note itself: only the count is left (as before examples).
+    assert shown[3].endswith("a table's columns): 2 tables.")
+
+
+@pytest.mark.parametrize("value", PRIVATE_VALUES)
+def test_a_value_a_forbid_check_would_redact_is_never_an_example(
+    tmp_path: Path, value: str
+) -> None:
+    database = make_database(
+        tmp_path / "people.db",
+        f"""
+        CREATE TABLE people (id INTEGER PRIMARY KEY, label TEXT);
+        INSERT INTO people VALUES (1, '{value}'), (2, 'plain text'), (3, '{value}'),
+            (4, 'plain text');
+        """,
+    )
+    description = SqlQueryTool(f"sqlite:///{database}").description
+    assert value not in description
+    assert description.endswith("people(id, label ['plain text']).")
+
+
+@pytest.mark.parametrize(
+    "column", ["email", "contact_email", "phone", "mobileNumber", "password", "api_key",
+               "token", "client_secret", "card_number", "iban", "ip", "ssn"]
+)  # fmt: skip
+def test_a_column_named_for_private_data_is_never_sampled(tmp_path: Path, column: str) -> None:
+    database = make_database(
+        tmp_path / "people.db",
+        f"""
+        CREATE TABLE people (id INTEGER PRIMARY KEY, {column} TEXT);
+        INSERT INTO people VALUES (1, 'harmless 1'), (2, 'harmless 2');
+        """,
+    )
+    description = SqlQueryTool(f"sqlite:///{database}").description
+    assert description.startswith(BASE + " Tables and their columns: people(id, ")
+    assert "harmless" not in description
+
+
+def test_only_the_first_rows_in_key_order_are_sampled(tmp_path: Path) -> None:
+    database = make_database(
+        tmp_path / "many.db",
+        """
+        CREATE TABLE events (id INTEGER PRIMARY KEY, kind TEXT);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+        INSERT INTO events SELECT 1001 - i, CASE WHEN i = 1 THEN 'aaa-last' ELSE 'mmm' END
+        FROM n;
+        """,
+    )
+    # 'aaa-last' sorts first but has the highest id: outside the first 100 rows by id.
+    assert SqlQueryTool(f"sqlite:///{database}").description.endswith("events(id, kind ['mmm']).")
+
+
+def test_views_are_not_sampled(tmp_path: Path) -> None:
+    database = _shop(tmp_path, "CREATE VIEW codes AS SELECT code FROM customers;")
+    description = SqlQueryTool(f"sqlite:///{database}").description
+    assert "codes(code); customers(id, name, code ['C-03', 'C-17']," in description
+
+
+def test_sampling_reads_only_and_leaves_the_connection_writable(tmp_path: Path) -> None:
+    database = _shop(tmp_path)
+    before = hashlib.sha256(database.read_bytes()).hexdigest()
+    engine = create_engine(f"sqlite:///{database}")
+    SqlQueryTool(engine)
+    assert hashlib.sha256(database.read_bytes()).hexdigest() == before
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA query_only").scalar() == 0
+
+
+def test_no_examples_when_even_the_columns_do_not_fit(tmp_path: Path) -> None:
+    database = _wide_database(tmp_path, 20)
+    make_database(database, "INSERT INTO table_00 (column_00) VALUES ('v1'), ('v2');")
+    assert "'v1'" not in SqlQueryTool(f"sqlite:///{database}").description
+    assert "'v1'" in SqlQueryTool(f"sqlite:///{database}", max_schema_bytes=8192).description

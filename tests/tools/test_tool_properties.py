@@ -36,6 +36,7 @@ from .hostile_values import ANY_VALUE, BIG_INTEGERS, arguments, hostile_text
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SECRET = "TOP-SECRET"
+HIDDEN_NAMES = [".env", "key.pem", ".git", "to_outside", "to_env", "outside.txt"]
 
 
 def outcome(call: Callable[[], Any]) -> str:
@@ -141,7 +142,11 @@ def test_file_read_answers_any_arguments_and_never_shows_a_secret(
     project: Path, args: dict[str, Any]
 ) -> None:
     tool = FileReadTool(project, max_bytes=64, handle_tool_error=False)
-    assert SECRET not in outcome(lambda: tool.invoke(args))
+    text = outcome(lambda: tool.invoke(args))
+    assert SECRET not in text
+    if " does not exist. " in text:  # what exists nearby: never a secret or an escape
+        nearby = text.split(" does not exist. ", 1)[1]
+        assert not [name for name in HIDDEN_NAMES if name in nearby]
 
 
 @PROPERTY

@@ -1,0 +1,487 @@
+"""What the model reads after a query: what exists when a name is wrong, why nothing matched."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine
+
+from langchain_agent_rules.errors import InvalidToolCallError, ToolExecutionError
+from langchain_agent_rules.rules.sql_store import sqlalchemy_url
+from langchain_agent_rules.tools._sql_observations import MAX_FILTER_CHARS, MAX_LISTING_BYTES
+from langchain_agent_rules.tools.sql_guard import ALLOWED_SQL
+from langchain_agent_rules.tools.sql_query import SqlQueryTool
+
+OFFICE = """
+CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL,
+                          manager_id INTEGER REFERENCES employees (id));
+CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT,
+                        dept_id INTEGER REFERENCES departments (id), hired TEXT, salary REAL);
+CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT, priority TEXT, opened TEXT,
+                      closed_at TEXT);
+INSERT INTO departments VALUES (1, 'Sales', 2), (2, 'Research', 1);
+INSERT INTO employees VALUES
+    (1, 'Ann Lee', 'ann.lee@example.com', 2, '2021-04-12', 5200.0),
+    (2, 'Bo Chen', 'bo.chen@example.com', 1, '2019-09-01', 6100.0),
+    (3, 'Cy Diaz', NULL, 1, '2023-01-16', 4300.0);
+INSERT INTO tickets VALUES
+    (1, 'Printer jam', 'P2', '2026-02-27', '2026-02-28 09:15:00'),
+    (2, 'VPN down', 'P1', '2026-03-02', '2026-03-02 17:40:00'),
+    (3, 'New laptop', 'P2', '2026-03-18', NULL);
+"""
+
+
+def make_database(path: Path, script: str) -> Path:
+    connection = sqlite3.connect(path)
+    with connection:
+        connection.executescript(script)
+    connection.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_database(tmp_path_factory.mktemp("office") / "office.db", OFFICE)
+
+
+@pytest.fixture(scope="module")
+def tool(office: Path) -> SqlQueryTool:
+    return SqlQueryTool(f"sqlite:///{office}", handle_tool_error=False)
+
+
+def failure(tool: SqlQueryTool, sql: str) -> str:
+    with pytest.raises(ToolExecutionError) as caught:
+        tool.invoke({"sql": sql})
+    return str(caught.value)
+
+
+def result(tool: SqlQueryTool, sql: str) -> dict[str, object]:
+    output = json.loads(tool.invoke({"sql": sql}))
+    assert isinstance(output, dict)
+    return output
+
+
+# --- unknown and ambiguous names -----------------------------------------------------------
+
+
+def test_an_unknown_table_gets_the_close_name_and_every_table(tool: SqlQueryTool) -> None:
+    assert failure(tool, "SELECT * FROM employee") == (
+        "The database rejected the query: no such table: employee\n"
+        "Did you mean employees?\n"
+        "The tables are: departments(id, name, manager_id); employees(id, name, email, "
+        "dept_id, hired, salary); tickets(id, title, priority, opened, closed_at)."
+    )
+
+
+def test_an_unknown_column_gets_the_columns_of_the_query_tables(tool: SqlQueryTool) -> None:
+    assert failure(tool, "SELECT wage FROM employees") == (
+        "The database rejected the query: no such column: wage\n"
+        "Columns of the query's tables: employees(id, name, email, dept_id, hired, salary)."
+    )
+
+
+def test_a_qualified_unknown_column_lists_its_table_and_the_close_name(
+    tool: SqlQueryTool,
+) -> None:
+    sql = "SELECT e.nme, d.name FROM employees e JOIN departments d ON d.id = e.dept_id"
+    assert failure(tool, sql) == (
+        "The database rejected the query: no such column: e.nme\n"
+        "Did you mean name?\n"
+        "Columns of the query's tables: employees(id, name, email, dept_id, hired, salary)."
+    )
+
+
+def test_a_column_of_a_table_the_query_does_not_read_says_to_join_it(
+    tool: SqlQueryTool,
+) -> None:
+    assert failure(tool, "SELECT name FROM employees WHERE manager_id = 1") == (
+        "The database rejected the query: no such column: manager_id\n"
+        "manager_id is a column of departments, which the query does not read; join it.\n"
+        "Columns of the query's tables: employees(id, name, email, dept_id, hired, salary)."
+    )
+
+
+def test_the_tables_behind_a_cte_are_the_query_tables(tool: SqlQueryTool) -> None:
+    sql = "WITH staff AS (SELECT id FROM employees) SELECT nope FROM staff"
+    assert failure(tool, sql).endswith(
+        "\nColumns of the query's tables: employees(id, name, email, dept_id, hired, salary)."
+    )
+
+
+def test_an_ambiguous_column_names_the_tables_to_choose_from(tool: SqlQueryTool) -> None:
+    sql = "SELECT name FROM employees e JOIN departments d ON d.manager_id = e.id"
+    assert failure(tool, sql) == (
+        "The database rejected the query: ambiguous column name: name\n"
+        "name is a column of more than one table of the query; write it with its table: "
+        "e.name or d.name."
+    )
+
+
+def test_an_error_about_no_name_is_the_database_words_alone(tool: SqlQueryTool) -> None:
+    assert failure(tool, "SELECT abs(-9223372036854775808) FROM employees") == (
+        "The database rejected the query: integer overflow"
+    )
+
+
+def _wide_database(path: Path, tables: int, columns: int) -> Path:
+    script = "".join(
+        f"CREATE TABLE table_{i:03d} "
+        f"({', '.join(f'a_rather_long_column_name_{j:03d} TEXT' for j in range(columns))});"
+        for i in range(tables)
+    )
+    return make_database(path, f"BEGIN; {script} COMMIT;")
+
+
+def test_a_big_schema_is_listed_within_the_bound(tmp_path: Path) -> None:
+    tool = SqlQueryTool(
+        f"sqlite:///{_wide_database(tmp_path / 'wide.db', 300, 40)}", handle_tool_error=False
+    )
+    message = failure(tool, "SELECT * FROM nowhere")
+    listing = message.split("\n")[-1]
+    assert listing.startswith("The tables are: table_000, table_001, ")
+    assert listing.endswith(" more.")
+    assert len(listing.encode()) <= MAX_LISTING_BYTES + len("The tables are: .")
+    message = failure(tool, "SELECT nope FROM table_000")
+    assert message == (
+        "The database rejected the query: no such column: nope\n"
+        "Columns of the query's tables: table_000."
+    )
+
+
+# --- dialect hints -------------------------------------------------------------------------
+
+
+def test_select_from_dual_says_no_from_is_needed_and_lists_no_tables(
+    tool: SqlQueryTool,
+) -> None:
+    assert failure(tool, "SELECT 240 * 0.15 FROM dual") == (
+        "The database rejected the query: no such table: dual\n"
+        "SQLite has no dual table; a SELECT of an expression needs no FROM, as in: "
+        "SELECT 240 * 0.15"
+    )
+
+
+def test_top_n_is_refused_with_the_query_rewritten_with_limit(tool: SqlQueryTool) -> None:
+    with pytest.raises(InvalidToolCallError) as caught:
+        tool.invoke({"sql": "SELECT TOP 2 name FROM employees ORDER BY salary DESC"})
+    assert str(caught.value) == (
+        "The SQL could not be parsed as sqlite SQL (Invalid expression / Unexpected token. "
+        f"Line 1, Col: 12.). {ALLOWED_SQL}\n"
+        "SQLite has no TOP n; put LIMIT n at the end, as in: "
+        "SELECT name FROM employees ORDER BY salary DESC LIMIT 2"
+    )
+
+
+@pytest.mark.parametrize(
+    ("sql", "hint"),
+    [
+        (
+            "SELECT NOW()",
+            "SQLite has no NOW(); use date('now') for today's date (text 'YYYY-MM-DD') or "
+            "datetime('now') for the date and time (UTC).",
+        ),
+        (
+            "SELECT name FROM employees WHERE hired > CURDATE()",
+            "SQLite has no CURDATE(); use date('now') for today's date (text 'YYYY-MM-DD') or "
+            "datetime('now') for the date and time (UTC).",
+        ),
+        (
+            "SELECT SYSDATE",
+            "SQLite has no SYSDATE; use date('now') for today's date (text 'YYYY-MM-DD') or "
+            "datetime('now') for the date and time (UTC).",
+        ),
+        (
+            "SELECT COUNT(*) FROM tickets WHERE MONTH(opened) = 3",
+            "SQLite has no MONTH(); strftime('%m', opened) gives the month as text, so compare "
+            "it with text, as in: strftime('%m', opened) = '03'",
+        ),
+        (
+            "SELECT name FROM employees WHERE name ILIKE '%lee%'",
+            "SQLite has no ILIKE; LIKE already ignores the case of ASCII letters, as in: "
+            "name LIKE '%lee%'",
+        ),
+        (
+            "SELECT CONCAT(name, ' <', email, '>') FROM employees",
+            "SQLite joins text with ||, as in: name || ' <' || email || '>'",
+        ),
+    ],
+)
+def test_a_rejected_dialect_mistake_gets_what_sqlite_writes_instead(
+    tool: SqlQueryTool, sql: str, hint: str
+) -> None:
+    lines = failure(tool, sql).split("\n")
+    assert lines[0].startswith("The database rejected the query: ")
+    assert lines[1:] == [hint]
+
+
+def test_text_joined_with_plus_is_flagged_beside_the_rows_sqlite_returns(
+    tool: SqlQueryTool,
+) -> None:
+    output = result(tool, "SELECT 'Dr. ' + name AS title FROM employees WHERE id = 1")
+    assert output["rows"] == [{"title": 0}]
+    assert output["note"] == "SQLite joins text with ||, not +, as in: 'Dr. ' || name"
+
+
+# --- empty results -------------------------------------------------------------------------
+
+
+def test_an_absent_person_is_zero_rows_with_the_filter_and_a_like_query(
+    tool: SqlQueryTool,
+) -> None:
+    assert tool.invoke({"sql": "SELECT salary FROM employees WHERE name = 'Zoe Park'"}) == (
+        '{"columns":["salary"],"rows":[],"row_count":0,"truncated":false,"note":"0 rows: no '
+        "row matched WHERE name = 'Zoe Park'.\\nname is text; = needs the exact text. To find "
+        "part of it in any case, try: SELECT salary FROM employees WHERE name LIKE "
+        "'%Zoe Park%'\"}"
+    )
+
+
+def test_a_code_in_the_wrong_case_gets_the_code_format(tool: SqlQueryTool) -> None:
+    assert result(tool, "SELECT title FROM tickets WHERE priority = 'p1'")["note"] == (
+        "0 rows: no row matched WHERE priority = 'p1'.\n"
+        "priority holds text such as 'P1', 'P2'; = needs the exact text. To find part of it "
+        "in any case, try: SELECT title FROM tickets WHERE priority LIKE '%p1%'"
+    )
+
+
+def test_text_dates_compared_with_equals_get_the_month_forms(tool: SqlQueryTool) -> None:
+    sql = "SELECT COUNT(*) AS n FROM tickets WHERE opened = '2026-03-01' AND opened = '2026-03-31'"
+    output = result(tool, sql)
+    assert output["rows"] == [{"n": 0}]
+    assert output["note"] == (
+        "COUNT(*) is 0: no row matched WHERE opened = '2026-03-01' AND opened = '2026-03-31'.\n"
+        "opened holds dates as text such as '2026-02-27', so = matches one day only; for a "
+        "month write opened LIKE '2026-03-%' or opened BETWEEN '2026-03-01' AND '2026-03-31'."
+    )
+
+
+def test_a_month_written_alone_keeps_its_month(tool: SqlQueryTool) -> None:
+    output = result(tool, "SELECT title FROM tickets t WHERE t.opened = '2026-03'")
+    assert output["note"] == (
+        "0 rows: no row matched WHERE t.opened = '2026-03'.\n"
+        "opened holds dates as text such as '2026-02-27', so = matches one day only; for a "
+        "month write opened LIKE '2026-03-%' or opened BETWEEN '2026-03-01' AND '2026-03-31'."
+    )
+
+
+def test_text_date_times_compared_with_a_day_get_the_day_form(tool: SqlQueryTool) -> None:
+    output = result(tool, "SELECT title FROM tickets WHERE closed_at = '2026-03-02'")
+    assert output["note"] == (
+        "0 rows: no row matched WHERE closed_at = '2026-03-02'.\n"
+        "closed_at holds dates and times as text such as '2026-02-28 09:15:00', so = needs "
+        "the exact time. For the whole day, try: SELECT title FROM tickets WHERE closed_at "
+        "LIKE '2026-03-02%'"
+    )
+
+
+def test_a_private_column_is_described_without_its_values(tool: SqlQueryTool) -> None:
+    output = result(tool, "SELECT id FROM employees WHERE email = 'zoe@example.com'")
+    assert output["note"] == (
+        "0 rows: no row matched WHERE email = 'zoe@example.com'.\n"
+        "email is text; = needs the exact text. To find part of it in any case, try: SELECT "
+        "id FROM employees WHERE email LIKE '%zoe@example.com%'"
+    )
+    assert "example.com'" not in str(output["note"]).replace("zoe@example.com", "")
+
+
+@pytest.mark.parametrize(
+    ("sql", "note"),
+    [
+        (
+            "SELECT name FROM employees WHERE salary > 10000",
+            "0 rows: no row matched WHERE salary > 10000.",
+        ),
+        (
+            "SELECT dept_id, COUNT(*) FROM employees GROUP BY dept_id HAVING COUNT(*) > 5",
+            "0 rows: no group matched HAVING COUNT(*) > 5.",
+        ),
+        (
+            "SELECT e.name FROM employees e JOIN departments d ON d.id = e.dept_id AND d.id = 9",
+            "0 rows: the query matched no row.",
+        ),
+        (
+            "SELECT id FROM employees WHERE id > 9 UNION SELECT id FROM tickets WHERE id > 9",
+            "0 rows: the query matched no row.",
+        ),
+        (
+            "SELECT COUNT(1) FROM employees WHERE hired > '2030'",
+            "COUNT(1) is 0: no row matched WHERE hired > '2030'.",
+        ),
+    ],
+)
+def test_an_empty_result_says_so_with_what_matched_nothing(
+    tool: SqlQueryTool, sql: str, note: str
+) -> None:
+    assert result(tool, sql)["note"] == note
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT name FROM employees WHERE name = 'Ann Lee'",
+        "SELECT COUNT(*) FROM employees WHERE dept_id = 1",
+        "SELECT COUNT(*) FROM employees GROUP BY dept_id",
+        "SELECT SUM(salary) FROM employees WHERE salary > 99999",
+        "SELECT 'a' || name FROM employees",
+    ],
+)
+def test_a_result_with_rows_has_no_note(tool: SqlQueryTool, sql: str) -> None:
+    assert "note" not in result(tool, sql)
+
+
+def test_the_repeated_filter_is_bounded(tool: SqlQueryTool) -> None:
+    values = ", ".join(f"'{i}'" for i in range(2000))
+    output = result(tool, f"SELECT id FROM employees WHERE name IN ({values})")
+    note = str(output["note"])
+    assert note.startswith("0 rows: no row matched WHERE name IN ('0', '1', ")
+    assert len(note) <= MAX_FILTER_CHARS + len("0 rows: no row matched .")
+    assert note.endswith("....")
+
+
+def test_a_long_compared_text_gets_no_like_hint(tool: SqlQueryTool) -> None:
+    output = result(tool, f"SELECT id FROM employees WHERE name = '{'x' * 500}'")
+    assert str(output["note"]).count("\n") == 0
+
+
+def test_a_long_query_shows_only_the_like_predicate(tool: SqlQueryTool) -> None:
+    ids = ", ".join(str(i) for i in range(200))
+    output = result(tool, f"SELECT id FROM employees WHERE name = 'Zoe' AND id IN ({ids})")
+    assert str(output["note"]).endswith("To find part of it in any case, try: name LIKE '%Zoe%'")
+
+
+def test_without_the_schema_in_the_description_the_text_hint_has_no_examples(
+    office: Path,
+) -> None:
+    tool = SqlQueryTool(f"sqlite:///{office}", include_schema=False, handle_tool_error=False)
+    assert result(tool, "SELECT id FROM employees WHERE name = 'zoe'")["note"] == (
+        "0 rows: no row matched WHERE name = 'zoe'.\n"
+        "name is text; = needs the exact text. To find part of it in any case, try: SELECT "
+        "id FROM employees WHERE name LIKE '%zoe%'"
+    )
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+PG_OFFICE = """
+CREATE TABLE departments (id INT PRIMARY KEY, name TEXT NOT NULL, manager_id INT);
+CREATE TABLE employees (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, phone TEXT,
+                        dept_id INT REFERENCES departments (id), hired TEXT, salary NUMERIC);
+INSERT INTO departments VALUES (1, 'Sales', 2), (2, 'Research', 1);
+INSERT INTO employees VALUES (1, 'Ann Lee', '+33 6 12 34 56 78', 2, '2021-04-12', 5200),
+    (2, 'Bo Chen', '044 668 18 00', 1, '2019-09-01', 6100);
+"""
+
+
+@pytest.fixture
+def pg_office() -> Iterator[str]:
+    """A SQLAlchemy URL whose search_path is a fresh schema holding the office tables."""
+    import psycopg
+
+    url = os.environ["POSTGRES_URL"]
+    schema = f"sql_hints_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+        connection.execute(f"SET search_path = {schema}")
+        connection.execute(PG_OFFICE)
+    yield f"{sqlalchemy_url(url)}?options=-csearch_path%3D{schema}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.postgres
+def test_postgres_description_has_examples_and_foreign_keys(pg_office: str) -> None:
+    tool = SqlQueryTool(pg_office)
+    assert tool.description.endswith(
+        " Tables and their columns [with example values]: departments(id, name, manager_id); "
+        "employees(id, name, phone, dept_id, hired ['2019-09-01', '2021-04-12'], salary). "
+        "Foreign keys: employees.dept_id -> departments.id."
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        (
+            "SELECT 240 * 0.15 FROM dual",
+            'The database rejected the query: relation "dual" does not exist\n'
+            "PostgreSQL has no dual table; a SELECT of an expression needs no FROM, as in: "
+            "SELECT 240 * 0.15",
+        ),
+        (
+            "SELECT * FROM employee",
+            'The database rejected the query: relation "employee" does not exist\n'
+            "Did you mean employees?\n"
+            "The tables are: departments(id, name, manager_id); employees(id, name, phone, "
+            "dept_id, hired, salary).",
+        ),
+        (
+            "SELECT e.nme FROM employees e",
+            "The database rejected the query: column e.nme does not exist\n"
+            "Did you mean name?\n"
+            "Columns of the query's tables: employees(id, name, phone, dept_id, hired, salary).",
+        ),
+        (
+            "SELECT name FROM employees WHERE manager_id = 1",
+            'The database rejected the query: column "manager_id" does not exist\n'
+            "manager_id is a column of departments, which the query does not read; join it.\n"
+            "Columns of the query's tables: employees(id, name, phone, dept_id, hired, salary).",
+        ),
+        (
+            "SELECT name FROM employees e JOIN departments d ON d.id = e.dept_id",
+            'The database rejected the query: column reference "name" is ambiguous\n'
+            "name is a column of more than one table of the query; write it with its table: "
+            "e.name or d.name.",
+        ),
+        (
+            'SELECT salary FROM employees WHERE name = "Zoe Park"',
+            'The database rejected the query: column "Zoe Park" does not exist\n'
+            'PostgreSQL reads "Zoe Park" as a column name; write text in single quotes, as '
+            "in: 'Zoe Park'",
+        ),
+        (
+            "SELECT name FROM employees WHERE hired < CURDATE()",
+            "The database rejected the query: function curdate() does not exist\n"
+            "PostgreSQL has no CURDATE(); use CURRENT_DATE for today's date or now() for the "
+            "date and time.",
+        ),
+        (
+            "SELECT name + ' (' + hired + ')' FROM employees",
+            "The database rejected the query: operator does not exist: character varying + "
+            "unknown\n"
+            "PostgreSQL joins text with ||, not +, as in: name || ' (' || hired || ')'",
+        ),
+    ],
+)
+def test_postgres_errors_name_what_exists_and_what_to_write(
+    pg_office: str, sql: str, message: str
+) -> None:
+    tool = SqlQueryTool(pg_office, handle_tool_error=False)
+    assert failure(tool, sql) == message
+
+
+@pytest.mark.postgres
+def test_postgres_empty_result_suggests_ilike(pg_office: str) -> None:
+    tool = SqlQueryTool(pg_office, handle_tool_error=False)
+    assert result(tool, "SELECT salary FROM employees WHERE name = 'ann lee'")["note"] == (
+        "0 rows: no row matched WHERE name = 'ann lee'.\n"
+        "name is text; = needs the exact text. To find part of it in any case, try: SELECT "
+        "salary FROM employees WHERE name ILIKE '%ann lee%'"
+    )
+
+
+@pytest.mark.postgres
+def test_postgres_autocommit_engine_is_never_sampled(pg_office: str) -> None:
+    engine = create_engine(pg_office, isolation_level="AUTOCOMMIT")
+    tool = SqlQueryTool(engine)
+    assert tool.description.endswith(
+        " Tables and their columns: departments(id, name, manager_id); employees(id, name, "
+        "phone, dept_id, hired, salary). Foreign keys: employees.dept_id -> departments.id."
+    )
+    engine.dispose()
