@@ -26,13 +26,17 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tools import BaseTool
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.middleware.prompts import DEFAULT_SYSTEM_PROMPT, PARSE_ERROR, UNKNOWN_TOOL
-from langchain_agent_rules.middleware._rules_prompt import read_rules_prompt
 from langchain_agent_rules.demo import (
     DEMO_QUESTIONS,
     demo_database_url,
     demo_project_root,
     demo_rules_path,
+)
+from langchain_agent_rules.middleware._rules_prompt import read_rules_prompt
+from langchain_agent_rules.middleware.prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    PARSE_ERROR,
+    UNKNOWN_TOOL,
 )
 from langchain_agent_rules.models.local import ChatLocalLlama
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore

@@ -38,10 +38,10 @@ from langgraph_sdk.runtime import ServerRuntime
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.options import AgentOptions, describe_problems
 from langchain_agent_rules.demo import demo_database_url, demo_project_root, demo_rules_path
 from langchain_agent_rules.errors import AgentConfigurationError, AgentRulesError
 from langchain_agent_rules.models.resolve import resolve_chat_model
+from langchain_agent_rules.options import AgentOptions, describe_problems
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.open import open_rule_store
 from langchain_agent_rules.rules.store import RuleReader

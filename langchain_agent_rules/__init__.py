@@ -52,6 +52,7 @@ from langchain_agent_rules.middleware.state import (
 )
 from langchain_agent_rules.models.local import ChatLocalLlama
 from langchain_agent_rules.models.resolve import resolve_chat_model
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.rules.check import RuleCheck
 from langchain_agent_rules.rules.engine import (
     AnswerVerdict,
@@ -85,7 +86,6 @@ from langchain_agent_rules.tools.agent_rule_admin import AgentRuleAdminTool
 from langchain_agent_rules.tools.file_read import FileReadTool
 from langchain_agent_rules.tools.http_get import HttpGetTool
 from langchain_agent_rules.tools.path_guard import DEFAULT_DENY
-from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
 __version__ = "0.1.0"

@@ -1,7 +1,8 @@
-"""The rules agent: `create_rules_agent` (LangChain's `create_agent` with this package's
-middleware), `RulesAgent` (``invoke``/``ainvoke`` returning a `RunResult`,
-``run``/``arun``, ``stream``/``astream`` of typed events, ``trace``), and `RunResult`.
-The engine itself is the middleware in `langchain_agent_rules.middleware`.
+"""The rules agent: LangChain's `create_agent` with this package's middleware.
+
+`create_rules_agent` builds it; `RulesAgent` wraps it in ``invoke``/``ainvoke`` (a
+`RunResult`), ``run``/``arun``, ``stream``/``astream`` (typed events) and ``trace``. The
+engine itself is the middleware in `langchain_agent_rules.middleware`.
 """
 
 from langchain_agent_rules.agent.builder import create_rules_agent, rules_agent_middleware

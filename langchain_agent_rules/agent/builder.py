@@ -44,7 +44,7 @@ __all__ = ["create_rules_agent", "rules_agent_middleware"]
 def rules_agent_middleware(
     options: AgentOptions, rules: RuleReader | None = None, *, can_ask_approval: bool = True
 ) -> list[AgentMiddleware[Any, Any, Any]]:
-    """This package's middleware, in order, set from ``options`` (see the module docs)."""
+    """The package's middleware, in order, set from ``options`` (see the module docs)."""
     return [
         ToolGuardMiddleware(options.tool_timeout, options.max_observation_bytes),
         AgentRulesMiddleware(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
@@ -45,8 +45,8 @@ value is LangChain's `HITLRequest` (``action_requests``: the call's name, argume
 description naming the rules that asked; ``review_configs``) and the answer is one
 decision — ``{"type": "approve"}``, ``{"type": "edit", "edited_action": {"name", "args"}}``,
 ``{"type": "reject", "message": "..."}``, or just ``"approve"`` / ``"reject"`` — or
-LangChain's `HITLResponse` ``{"decisions": [decision]}``; for an ``interrupt()`` inside a tool, whatever that tool
-expects."""
+LangChain's `HITLResponse` ``{"decisions": [decision]}``; for an ``interrupt()`` inside a
+tool, whatever that tool expects."""
 
 Task = str | Sequence[BaseMessage | tuple[str, str] | dict[str, Any]]
 """A run's task: the question as text, or the messages to add to the conversation."""
@@ -301,7 +301,8 @@ class _StreamedRun:
                 steps = update.get("trace") if isinstance(update, dict) else None
                 for step in steps if isinstance(steps, list) else []:
                     self._steps += 1
-                    event: StepEvent = {"type": "step", "step": {**step, "step": self._steps}}
+                    numbered = cast("TraceStep", {**step, "step": self._steps})
+                    event: StepEvent = {"type": "step", "step": numbered}
                     events.append(event)
         return events
 

@@ -13,8 +13,8 @@ import typing
 from collections.abc import Collection
 from typing import Any, Literal
 
-from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.options import AgentOptions
 
 __all__ = ["add_agent_options", "agent_options", "flag_of"]
 

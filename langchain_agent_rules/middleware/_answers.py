@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langchain_agent_rules.middleware._arguments import clean_text
-from langchain_agent_rules.options import Review
 from langchain_agent_rules.middleware.prompts import (
     ANSWER_BLOCKED,
     REVIEW_PASSED,
@@ -37,6 +36,7 @@ from langchain_agent_rules.middleware.prompts import (
     REVISION_REQUEST,
     RULE_CONTENT_LINE,
 )
+from langchain_agent_rules.options import Review
 from langchain_agent_rules.rules.engine import (
     AnswerVerdict,
     RuleEvent,

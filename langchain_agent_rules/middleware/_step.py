@@ -1,5 +1,4 @@
-"""One model step: what our middlewares do between the start of `create_agent`'s model node
-and its output, shared by every one of them that takes part.
+"""One model step: what our middleware does in one run of `create_agent`'s model node.
 
 The first of our middlewares to see a model call owns the step (`run_model_step`); the
 others join it. Sharing one step gives three promises one place each:
@@ -39,7 +38,12 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
-from langchain_agent_rules.middleware.state import ModelCall, ModelCallPurpose, ToolStatus, TraceStep
+from langchain_agent_rules.middleware.state import (
+    ModelCall,
+    ModelCallPurpose,
+    ToolStatus,
+    TraceStep,
+)
 from langchain_agent_rules.middleware.usage import Stopwatch
 from langchain_agent_rules.rules.engine import RuleEvent
 
@@ -155,7 +159,9 @@ class ModelStep:
 
         def record(response: ModelResponse[Any]) -> None:
             if len(self.calls) == recorded:  # the innermost layer: the model's own reply
-                reply = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+                reply = next(
+                    (m for m in reversed(response.result) if isinstance(m, AIMessage)), None
+                )
                 if reply is not None and id(reply) not in self._synthetic:
                     self.calls.append((reply, stopwatch.call(self._purpose)))
 
@@ -179,9 +185,7 @@ class ModelStep:
         kept = [call for call in reply.tool_calls if call["id"] not in refused]
         invalid = list(reply.invalid_tool_calls)
         known = {call.get("id") for call in invalid}
-        invalid += [
-            _invalid_call(refusal) for refusal in refusals if refusal.call_id not in known
-        ]
+        invalid += [_invalid_call(refusal) for refusal in refusals if refusal.call_id not in known]
         message = reply.model_copy(update={"tool_calls": kept, "invalid_tool_calls": invalid})
         answers: list[AnyMessage] = [message]
         for refusal in refusals:
@@ -196,7 +200,9 @@ class ModelStep:
             self._trace.append(_refusal_step(refusal, iteration))
         return answers
 
-    def _finish(self, response: ModelResponse[Any], earlier: list[AnyMessage]) -> ModelCallResult[Any]:
+    def _finish(
+        self, response: ModelResponse[Any], earlier: list[AnyMessage]
+    ) -> ModelCallResult[Any]:
         reply = _reply_of(response)
         for finisher in self._finishers:
             for key, value in finisher(self, reply).items():
@@ -225,7 +231,7 @@ class ModelStep:
         if answered[0].tool_calls or not may_retry:  # type: ignore[union-attr]
             return settled, None
         self.refused_turns += 1
-        return settled, settled.result
+        return settled, answered
 
 
 def _reply_of(response: ModelResponse[Any]) -> AIMessage:
@@ -287,7 +293,10 @@ def _call_config(quiet: bool, tags: Sequence[str]) -> RunnableConfig | None:
     return changed  # type: ignore[return-value]
 
 
-Turn = Callable[[ModelRequest[Any], Callable[[ModelRequest[Any]], ModelResponse[Any]], ModelStep], ModelResponse[Any]]
+Turn = Callable[
+    [ModelRequest[Any], Callable[[ModelRequest[Any]], ModelResponse[Any]], ModelStep],
+    ModelResponse[Any],
+]
 AsyncTurn = Callable[
     [ModelRequest[Any], Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]], ModelStep],
     Awaitable[ModelResponse[Any]],

@@ -86,18 +86,13 @@ def _response_schema(tool: str, max_argument_bytes: int) -> type[BaseModel]:
             raise ValueError(problem)
         return args
 
-    action = create_model(
-        "EditedAction",
-        __config__=ConfigDict(extra="forbid"),
-        name=(Literal[tool], ...),  # type: ignore[valid-type]
-        args=(Annotated[dict[str, Any], AfterValidator(safe_args)], ...),
-    )
-    edit = create_model(
-        "EditDecision",
-        __config__=ConfigDict(extra="forbid"),
-        type=(Literal["edit"], ...),
-        edited_action=(action, ...),
-    )
+    fields: dict[str, Any] = {
+        "name": (Literal[tool], ...),
+        "args": (Annotated[dict[str, Any], AfterValidator(safe_args)], ...),
+    }
+    action = create_model("EditedAction", __config__=ConfigDict(extra="forbid"), **fields)
+    edit_fields: dict[str, Any] = {"type": (Literal["edit"], ...), "edited_action": (action, ...)}
+    edit = create_model("EditDecision", __config__=ConfigDict(extra="forbid"), **edit_fields)
     decision = Annotated[_Approve | edit | _Reject, Field(discriminator="type")]  # type: ignore[valid-type]
     return create_model(
         "ApprovalResponse",
@@ -146,7 +141,7 @@ def ask_approval(
             f"the answer to the approval of {call['name']!r} is not a valid decision "
             f"({problems}); the run still waits: resume it with {DECISION_FORMS}"
         ) from None
-    decision = answer.decisions[0]
+    decision = answer.decisions[0]  # type: ignore[attr-defined]
     if decision.type == "approve":
         return ApprovalDecision(call["args"], "approved")
     if decision.type == "reject":

@@ -19,8 +19,8 @@ the model is called, so no provider is sent an unanswered call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ModelCallResult
@@ -41,7 +41,13 @@ from langchain_agent_rules.middleware.prompts import (
     REPEATED_CALLS_REQUEST,
     SUMMARIZE_REQUEST,
 )
-from langchain_agent_rules.middleware.state import LimitsState, StopReason, add_usage, no_usage
+from langchain_agent_rules.middleware.state import (
+    LimitsState,
+    StopReason,
+    TraceStep,
+    add_usage,
+    no_usage,
+)
 from langchain_agent_rules.middleware.usage import total_tokens, usage_of
 from langchain_agent_rules.options import AgentOptions, OnLimit
 from langchain_agent_rules.text_protocol import OBSERVATION_PART
@@ -195,9 +201,10 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
     ) -> ModelRequest[Any]:
         # One compact message instead of the tool-call history: shown its own tool blocks,
         # a small model tends to call the tool once more instead of answering.
+        trace = cast("list[TraceStep]", request.state.get("trace") or [])
         observations = "\n\n".join(
             OBSERVATION_PART.format(tool=step["tool"] or "tool", observation=step["observation"])
-            for step in request.state.get("trace") or []
+            for step in trace
             if step["status"] != "repeated"
         )
         message = template.format(
@@ -233,7 +240,7 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
         return None
 
     @staticmethod
-    def _repeated_only(state: dict[str, Any]) -> bool:
+    def _repeated_only(state: Mapping[str, Any]) -> bool:
         iteration = int(state.get("iterations") or 0)
         statuses = {s["status"] for s in state.get("trace") or [] if s["iteration"] == iteration}
         return statuses == {"repeated"}

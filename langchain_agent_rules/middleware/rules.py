@@ -38,15 +38,22 @@ from langchain_agent_rules.errors import (
 )
 from langchain_agent_rules.middleware._answers import (
     Enforcement,
-    ModelRequest as Messages,
     aenforce_answer,
     answer_enforcement,
     enforce_answer,
     is_enforced,
     reviews_answer,
 )
+from langchain_agent_rules.middleware._answers import (
+    ModelRequest as Messages,
+)
 from langchain_agent_rules.middleware._rules_prompt import RulesPrompt, aread_rules, read_rules
-from langchain_agent_rules.middleware._step import ModelStep, Refusal, arun_model_step, run_model_step
+from langchain_agent_rules.middleware._step import (
+    ModelStep,
+    Refusal,
+    arun_model_step,
+    run_model_step,
+)
 from langchain_agent_rules.middleware._system import with_section
 from langchain_agent_rules.middleware.approval import ask_approval
 from langchain_agent_rules.middleware.limits import task_of
@@ -185,7 +192,9 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
 
     # --- the model step ----------------------------------------------------------------
 
-    def _begin(self, request: ModelRequest[Any], step: ModelStep, rules: RulesPrompt) -> ModelRequest[Any]:
+    def _begin(
+        self, request: ModelRequest[Any], step: ModelStep, rules: RulesPrompt
+    ) -> ModelRequest[Any]:
         """Record what this reading of the rules means for the step; the request to send."""
         known = cast("list[RuleEvent]", request.state.get("rule_events") or [])
         step.add_events([event for event in rules.omitted if event not in known])
@@ -217,9 +226,13 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
             else:
                 continue
             step.add_events(events)
-            step.refuse(Refusal(call["id"] or "", call["name"], call["args"], text, "denied", events))
+            step.refuse(
+                Refusal(call["id"] or "", call["name"], call["args"], text, "denied", events)
+            )
 
-    def _enforcement(self, request: ModelRequest[Any], rules: RulesPrompt, answer: str) -> Enforcement:
+    def _enforcement(
+        self, request: ModelRequest[Any], rules: RulesPrompt, answer: str
+    ) -> Enforcement:
         return answer_enforcement(
             rules.rules,
             answer,
@@ -243,10 +256,14 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
     ) -> ModelResponse[Any]:
         if text == reply.text:
             return response
-        result = [reply.model_copy(update={"content": text}) if m is reply else m for m in response.result]
+        result = [
+            reply.model_copy(update={"content": text}) if m is reply else m for m in response.result
+        ]
         return ModelResponse(result=result, structured_response=response.structured_response)
 
-    def _needs_answer_check(self, reply: AIMessage | None, rules: RulesPrompt, response: ModelResponse[Any]) -> bool:
+    def _needs_answer_check(
+        self, reply: AIMessage | None, rules: RulesPrompt, response: ModelResponse[Any]
+    ) -> bool:
         return (
             self.enforce
             and reply is not None
@@ -385,7 +402,9 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         events: list[RuleEvent],
         request_args: dict[str, Any],
     ) -> ToolMessage | Command[Any]:
-        observation_rules = [r for r in rules if r.check is not None and r.check.covers_observations]
+        observation_rules = [
+            r for r in rules if r.check is not None and r.check.covers_observations
+        ]
 
         def shaped(message: ToolMessage) -> ToolMessage:
             if observation_rules and isinstance(message.content, str):
@@ -399,23 +418,34 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
 
         if isinstance(result, ToolMessage):
             message = shaped(result)
-            return Command(update={"messages": [message], "rule_events": events}) if events else message
+            return (
+                Command(update={"messages": [message], "rule_events": events})
+                if events
+                else message
+            )
         if result.graph is not None or not isinstance(result.update, dict):
             return result  # meant for another graph: its state has no rule events of ours
-        messages = [shaped(m) if isinstance(m, ToolMessage) else m for m in result.update.get("messages") or []]
+        messages = [
+            shaped(m) if isinstance(m, ToolMessage) else m
+            for m in result.update.get("messages") or []
+        ]
         update = {**result.update, "messages": messages}
         if events:
             update["rule_events"] = [*update.get("rule_events", []), *events]
         return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
 
     def _redacted_error(self, error: Exception, rules: list[Rule]) -> Exception:
-        observation_rules = [r for r in rules if r.check is not None and r.check.covers_observations]
+        observation_rules = [
+            r for r in rules if r.check is not None and r.check.covers_observations
+        ]
         if not observation_rules:
             return error
         redaction = redact_observation(observation_rules, str(error))
         if not redaction.events:
             return error
-        kind = InvalidToolCallError if isinstance(error, InvalidToolCallError) else ToolExecutionError
+        kind = (
+            InvalidToolCallError if isinstance(error, InvalidToolCallError) else ToolExecutionError
+        )
         return kind(redaction.text)
 
     def wrap_tool_call(

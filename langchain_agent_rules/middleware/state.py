@@ -154,7 +154,9 @@ def add_usage(left: Usage | None, right: Usage | None) -> Usage:
     return summed  # type: ignore[return-value]
 
 
-def add_steps(left: Sequence[TraceStep] | None, right: Sequence[TraceStep] | None) -> list[TraceStep]:
+def add_steps(
+    left: Sequence[TraceStep] | None, right: Sequence[TraceStep] | None
+) -> list[TraceStep]:
     """The reducer of ``trace``: new steps are appended and numbered after the last one."""
     steps = list(left or [])
     for step in right or []:

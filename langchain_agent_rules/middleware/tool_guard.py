@@ -127,7 +127,9 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
             (
                 step
                 for step in request.state.get("trace") or []
-                if step["status"] == "ok" and step["tool"] == call["name"] and step["args"] == call["args"]
+                if step["status"] == "ok"
+                and step["tool"] == call["name"]
+                and step["args"] == call["args"]
             ),
             None,
         )
@@ -145,7 +147,11 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
                 schema.model_validate(call["args"])
             except ValidationError as error:
                 problem = _validation_message(error)
-                return INVALID_ARGS.format(tool=call["name"], message=problem), "invalid_args", problem
+                return (
+                    INVALID_ARGS.format(tool=call["name"], message=problem),
+                    "invalid_args",
+                    problem,
+                )
         return None
 
     # --- after it ran --------------------------------------------------------------------
@@ -218,7 +224,9 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         }
         update["messages"] = [capped if m is answer else m for m in messages]
         update["trace"] = [step]
-        return Command(update=update, resume=getattr(result, "resume", None), goto=getattr(result, "goto", ()))
+        return Command(
+            update=update, resume=getattr(result, "resume", None), goto=getattr(result, "goto", ())
+        )
 
     def _answer(self, request: ToolCallRequest, text: str) -> ToolMessage:
         call = request.tool_call
@@ -241,7 +249,9 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         stopwatch = Stopwatch()
         settled = self._settled(request)
         if settled is not None:
-            return self._traced(request, self._settled_message(request, settled), stopwatch, *settled[1:])
+            return self._traced(
+                request, self._settled_message(request, settled), stopwatch, *settled[1:]
+            )
         try:
             result = call_with_timeout(lambda: handler(request), self.timeout)
         except GraphBubbleUp:
@@ -260,7 +270,9 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         stopwatch = Stopwatch()
         settled = self._settled(request)
         if settled is not None:
-            return self._traced(request, self._settled_message(request, settled), stopwatch, *settled[1:])
+            return self._traced(
+                request, self._settled_message(request, settled), stopwatch, *settled[1:]
+            )
         try:
             result = await acall_with_timeout(lambda: handler(request), self.timeout)
         except GraphBubbleUp:

@@ -175,7 +175,7 @@ def test_after_langgraph_refuses_a_none_resume_the_thread_still_resumes() -> Non
     start(agent, "sync")
     # LangGraph itself fails on Command(resume=None) (langgraph 1.2: an UnboundLocalError
     # in its loop), before any node runs; RulesAgent refuses a None answer itself.
-    with pytest.raises(Exception):  # noqa: B017, PT011
+    with pytest.raises(Exception):  # noqa: B017
         invoke(agent, Command(resume=None), "sync")
     invoke(agent, Command(resume=APPROVE), "sync")
     assert deleted == ["x_1"]

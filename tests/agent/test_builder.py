@@ -10,8 +10,8 @@ from langchain_core.tools import tool
 from pydantic import ValidationError
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.testing import ScriptedChatModel
 
 from .helpers import run
@@ -137,7 +137,9 @@ def test_non_tools_are_refused() -> None:
 
 
 def test_non_models_are_refused() -> None:
-    with pytest.raises(AgentConfigurationError, match="model must be .* or a chat model object, not object"):
+    with pytest.raises(
+        AgentConfigurationError, match=r"model must be .* or a chat model object, not object"
+    ):
         create_rules_agent(object(), [add])  # type: ignore[arg-type]
 
 

@@ -23,8 +23,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from langchain_agent_rules.middleware._arguments import MAX_ARGUMENT_DEPTH, argument_problem
 from langchain_agent_rules.agent.builder import create_rules_agent
+from langchain_agent_rules.middleware._arguments import MAX_ARGUMENT_DEPTH, argument_problem
 from langchain_agent_rules.testing import ScriptedChatModel
 
 from .helpers import call_step

@@ -95,7 +95,10 @@ def test_outcomes_of_every_kind_are_observations(mode: str) -> None:
         ("invalid_args", "ERROR: path '/etc' is outside the root"),
         ("ok", "4"),
         ("error", "no such row"),
-        ("unknown_tool", 'ERROR: no tool named "nope". Available: add, explode, refuse, async_add, handled'),
+        (
+            "unknown_tool",
+            'ERROR: no tool named "nope". Available: add, explode, refuse, async_add, handled',
+        ),
     ]
     assert [m.status for m in messages] == ["success"] + ["error"] * 4 + ["success"] + ["error"] * 2
     assert [m.tool_call_id for m in messages] == [f"id_{i}" for i in range(8)]
@@ -112,7 +115,9 @@ def test_a_hanging_tool_times_out_and_later_calls_still_run(mode: str) -> None:
         return "late"
 
     try:
-        steps, _ = run_calls([hang, add], [("hang", {}), ("add", {"a": 1, "b": 1})], mode, tool_timeout=0.2)
+        steps, _ = run_calls(
+            [hang, add], [("hang", {}), ("add", {"a": 1, "b": 1})], mode, tool_timeout=0.2
+        )
     finally:
         release.set()
     assert [(s["status"], s["observation"]) for s in steps] == [

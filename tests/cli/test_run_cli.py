@@ -23,10 +23,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.cli._display import print_result, print_step
 from langchain_agent_rules.cli._options import flag_of
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
@@ -67,7 +67,9 @@ def shop(tmp_path: Path) -> str:
 
 
 def test_an_unknown_model_is_one_line_listing_the_accepted_forms(tmp_path: Path) -> None:
-    message = _one_error_line(_agent_rules("run", "Hi", "--model", "gpt4all-nonsense", cache=tmp_path))
+    message = _one_error_line(
+        _agent_rules("run", "Hi", "--model", "gpt4all-nonsense", cache=tmp_path)
+    )
     assert message.startswith("unknown model 'gpt4all-nonsense'; use \"local\"")
     assert "ollama:<name>" in message
 
@@ -221,5 +223,7 @@ def test_every_agent_option_is_a_documented_flag_of_run_and_demo(tmp_path: Path)
 
 
 def test_the_old_project_flag_still_works_as_an_abbreviation(tmp_path: Path) -> None:
-    result = _agent_rules("run", "Hi", "--model", "gpt4all-nonsense", "--project", "0", cache=tmp_path)
+    result = _agent_rules(
+        "run", "Hi", "--model", "gpt4all-nonsense", "--project", "0", cache=tmp_path
+    )
     assert "--project-id: Input should be greater than or equal to 1" in _one_error_line(result)

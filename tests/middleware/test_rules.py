@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langchain_agent_rules.middleware._rules_prompt import render_rules_prompt
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import AgentRulesMiddleware, TextToolProtocolMiddleware
+from langchain_agent_rules.middleware._rules_prompt import render_rules_prompt
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, effective_rules_payload
 from langchain_agent_rules.rules.memory import InMemoryRuleStore

@@ -236,7 +236,9 @@ def test_a_rejected_approval_answers_the_call_without_running_it() -> None:
     config = {"configurable": {"thread_id": "r"}}
     agent.invoke({"messages": [("user", "Clean t")]}, config)
 
-    result = agent.invoke(Command(resume={"decisions": [{"type": "reject", "message": "keep"}]}), config)
+    result = agent.invoke(
+        Command(resume={"decisions": [{"type": "reject", "message": "keep"}]}), config
+    )
 
     assert RAN == []
     [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]

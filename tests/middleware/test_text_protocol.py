@@ -7,10 +7,10 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
 
-from langchain_agent_rules.middleware.prompts import PARSE_ERROR
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import TextToolProtocolMiddleware, ToolGuardMiddleware
 from langchain_agent_rules.middleware._step import MAX_REFUSED_TURNS
+from langchain_agent_rules.middleware.prompts import PARSE_ERROR
 from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.text_protocol import OBSERVATION_MESSAGE, render_tools_prompt
 

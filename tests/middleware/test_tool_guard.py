@@ -10,10 +10,10 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
-from langchain_agent_rules.options import AgentOptions
-from langchain_agent_rules.middleware.prompts import TOOL_ERROR, TOOL_TIMEOUT, TRUNCATION_MARKER
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import ToolGuardMiddleware
+from langchain_agent_rules.middleware.prompts import TOOL_ERROR, TOOL_TIMEOUT, TRUNCATION_MARKER
+from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.testing import ScriptedChatModel
 
 from .sample_tools import ONE_MB, add, explode, huge
