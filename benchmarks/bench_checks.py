@@ -182,6 +182,10 @@ HOSTILE_MEGABYTES = {
     "phone decoys": "1234567 ",
     "phone decoys cut by letters": "12 34 56 78 b",
     "card groups": "4111 1111 1111 1111 ",
+    "every code point, in order": "".join(
+        chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000
+    ),
+    "letters and combining marks": "".join(chr(code) for code in range(0x41, 0x370)),
 }
 # The phone stretches that cost libphonenumber most per character, at the stretch limit.
 PHONE_STRETCH_UNITS = ["1/1 ", "1 ", "+1 1 ", "0" * 40 + " ", "1 ext 1 ", "(1) "]

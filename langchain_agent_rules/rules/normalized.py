@@ -47,9 +47,19 @@ MAX_MARKS_PER_CLUSTER = 32
 keeps NFKC's reordering of marks linear."""
 
 _REPLACE_CALLS = 8  # up to this many characters to change, str.replace beats str.translate
+# Past these, characters are not looked up one by one nor named in a pattern (the regex
+# module tests a class of named characters one by one): Unicode properties find them.
+_MANY_CHARACTERS = 8192
+_MANY_TO_NAME = 64
 _ASCII_CONTROL = regex.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_REMOVED = regex.compile(r"(?V1)[\p{Default_Ignorable_Code_Point}\p{Cf}[\p{Cc}--[\t\n\x0b\x0c\r]]]")
+_REMOVED_CLASS = r"\p{Default_Ignorable_Code_Point}\p{Cf}[\p{Cc}--[\t\n\x0b\x0c\r]]"
+_REMOVED = regex.compile(f"(?V1)[{_REMOVED_CLASS}]")
 _COMPOSING = regex.compile(r"\p{NFKC_QC=Maybe}")
+_ANY_CLUSTER = regex.compile(
+    rf"(?V1)[^\p{{M}}{_REMOVED_CLASS}]?(?:[{_REMOVED_CLASS}]*\p{{M}}){{1,{MAX_MARKS_PER_CLUSTER}}}"
+    r"|[[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Zs}\p{Zl}\p{Zp}\p{NFKC_QC=No}"
+    r"\p{Nd}\u3002\u2e3c\u2010-\u2013\u2212]--[\t\n\x0b\x0c\r 0-9]]"
+)
 _LOOK_ALIKES = {
     "\u3002": ".",  # ideographic full stop (and, through NFKC, the halfwidth one)
     "\u2e3c": ".",  # stenographic full stop
@@ -243,15 +253,19 @@ def normalize(text: str) -> NormalizedText:
     if text.isascii() and _ASCII_CONTROL.search(text) is None:
         return NormalizedText(text, text)
     present = set(text)
+    if len(present) > _MANY_CHARACTERS:
+        return _walked(text, _ANY_CLUSTER)
     changing = [c for c in present if _folded_character(c) != c]
-    folded = _replaced(text, changing)  # character by character, in C
     composing = [c for c in present if _may_compose(c)]
+    if len(changing) + len(composing) > _MANY_TO_NAME:
+        return _walked(text, _ANY_CLUSTER)
+    folded = _replaced(text, changing)  # character by character, in C
     if not composing or unicodedata.is_normalized("NFKC", folded):  # no cluster to compose
         resized = [c for c in changing if len(_folded_character(c)) != 1]
         build_map = partial(_resized_anchors, text, resized) if resized else None
         return NormalizedText(text, _latin_look_alikes_folded(folded), build_map)
     removed = [c for c in changing if not _folded_character(c)]
-    return _walked(text, changing, composing, removed)
+    return _walked(text, _named_clusters(changing, composing, removed))
 
 
 def _replaced(text: str, characters: list[str]) -> str:
@@ -263,10 +277,10 @@ def _replaced(text: str, characters: list[str]) -> str:
     return text.translate({ord(c): _folded_character(c) for c in characters})
 
 
-def _walked(
-    text: str, changing: list[str], composing: list[str], removed: list[str]
-) -> NormalizedText:
-    """The view of ``text`` cluster by cluster, for a text where NFKC composes some."""
+def _named_clusters(
+    changing: list[str], composing: list[str], removed: list[str]
+) -> regex.Pattern[str]:
+    """The clusters that may change, for a text whose characters were looked up."""
     # A cluster: a character, then marks, with removed characters among them skipped
     # (a zero-width space between a letter and its accent hides nothing).
     base = _character_class([*composing, *removed]).replace("[", "[^", 1)
@@ -275,7 +289,11 @@ def _walked(
     alternatives = [f"{base}?{marks}"]
     if changing:
         alternatives.append(_character_class(changing))
-    clusters = _pattern("|".join(alternatives))
+    return _pattern("|".join(alternatives))
+
+
+def _walked(text: str, clusters: regex.Pattern[str]) -> NormalizedText:
+    """The view of ``text`` folded cluster by cluster where ``clusters`` match."""
     view = clusters.sub(lambda cluster: _folded_cluster(cluster.group()), text)
     return NormalizedText(
         text, _latin_look_alikes_folded(view), partial(_walked_anchors, text, clusters)

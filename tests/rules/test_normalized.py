@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_agent_rules.rules.normalized import MAX_MARKS_PER_CLUSTER, normalize
+from langchain_agent_rules.rules.normalized import (
+    _ANY_CLUSTER,
+    MAX_MARKS_PER_CLUSTER,
+    _walked,
+    normalize,
+)
 
 
 def read_as(text: str) -> list[str]:
@@ -175,3 +180,30 @@ def test_the_view_holds_no_invisible_or_look_alike_character(text: str) -> None:
     assert not any(c in view for c in "\u00a0\u202f\uff20\uff0e\uff11\u0661\u3002\u2013")
     if "\u0301" not in text:  # a look-alike folded next to an accent stays uncomposed
         assert normalize(view).text == view
+
+
+@given(st.lists(_PIECES, max_size=40).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_a_text_of_many_characters_gets_the_same_view(text: str) -> None:
+    # Past 8,192 distinct characters, Unicode properties find what changes instead of
+    # named characters: both ways give one view, and maps to what each character was
+    # read from (the first may take a whole cluster where the second takes a character).
+    by_property = _walked(text, _ANY_CLUSTER)
+    named = normalize(text)
+    assert by_property.text == named.text
+
+    for index in range(len(named.text)):
+        one, other = sorted(
+            (view.original_span(index, index + 1) for view in (by_property, named)),
+            key=lambda span: span[1] - span[0],
+        )
+        assert other[0] <= one[0] and one[1] <= other[1]
+
+
+def test_a_hidden_address_among_every_character_is_read() -> None:
+    every = "".join(chr(code) for code in range(0x4E00, 0x4E00 + 9000))
+    text = f"{every} alice\u200b\uff20example\uff0ecom {every}"
+    view = normalize(text)
+    start = view.text.index("alice@example.com")
+    span = view.original_span(start, start + len("alice@example.com"))
+    assert text[slice(*span)] == "alice\u200b\uff20example\uff0ecom"
