@@ -8,12 +8,13 @@ cannot be read count as matching.
 
 from __future__ import annotations
 
+import time
 from operator import attrgetter
 from typing import Any
 
 import pytest
 
-from langchain_agent_rules.rules.engine import check_tool_call
+from langchain_agent_rules.rules.engine import CHECK_BUDGET_SECONDS, check_tool_call
 from langchain_agent_rules.rules.model import Rule
 from tests.security.corpus import ALLOWED_CALLS, DELETE, TOOL_CASES, ToolCase
 
@@ -80,9 +81,14 @@ def test_arguments_that_cannot_be_read_count_as_matching(arguments: Any) -> None
     )
 
 
-def test_many_strings_are_read_within_the_budget() -> None:
-    arguments = {"rows": [f"value {n}" for n in range(50_000)] + ["DELETE FROM orders"]}
-    assert check_tool_call([guarding(DELETE)], "sql_query", arguments).status == "denied"
+def test_many_strings_are_read_in_bounded_time() -> None:
+    rows = [f"value {n}" for n in range(50_000)]
+    started = time.monotonic()
+    clean = check_tool_call([guarding(DELETE)], "sql_query", {"rows": rows})
+    hidden = check_tool_call([guarding(DELETE)], "sql_query", {"rows": [*rows, "DELETE\nFROM"]})
+    assert time.monotonic() - started < 2 * CHECK_BUDGET_SECONDS + 2
+    assert clean.status == "allowed"
+    assert hidden.status == "denied"
 
 
 def test_the_corpus_of_calls_is_large_enough() -> None:
