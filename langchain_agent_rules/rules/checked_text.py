@@ -18,7 +18,8 @@ engine fails the check with its ``on_fail``:
 
 So the work per text is bounded by its size times the rules, and the time by the budget
 plus the longest step that cannot be interrupted (building the view of a megabyte, one
-stretch of libphonenumber), measured in benchmarks/bench_checks.py.
+stretch of libphonenumber, a search the `regex` module lets overrun its timeout: it looks
+at its clock between attempts), measured in benchmarks/bench_checks.py.
 """
 
 from __future__ import annotations
