@@ -4,19 +4,24 @@ Run by hand (not in CI):
 
     python benchmarks/bench_checks.py
 
-Aim from issue 11: 100 rules with checks cost at most 1 ms per answer. The 100 rules mix
-every condition: 30 forbid (the seven detectors and patterns), 30 require (half with
-``when``), 10 language, 10 max_chars and 20 forbid patterns that revise. Measured in the
-same run:
+Aim from issues 11 and 17: 100 rules with checks cost at most 1 ms per short answer, the
+normalised view included. The 100 rules mix every condition: 30 forbid (the seven
+detectors and patterns), 30 require (half with ``when``), 10 language, 10 max_chars and
+20 forbid patterns that revise. Measured in the same run:
 
-- a plain ``re.search`` loop over the same 60 patterns (no detectors, no language, no
-  events): the floor of any pattern-based check;
+- a plain ``re.search`` loop over the same 73 patterns (no detectors, no language, no
+  events, no normalisation): the floor of any pattern-based check;
 - LangChain's ``PIIMiddleware`` detectors (email, credit card, IP, MAC, URL) with their
   redaction, when the ``langchain`` extra is installed: fewer, fixed detectors.
 
-Each row is the median of 7 runs of 200 calls; the ratio is against the ``re`` loop.
-The last rows time the engine on a hostile 1 MB answer (digits, ``@`` and dots), which
-must end in bounded time, and the built-in detectors on the worst texts we know of
+Each row is the median of 7 runs of 200 calls; the ratio is against the ``re`` loop on
+the same text. The short answer comes plain (ASCII: its own view) and in French
+typography (no-break spaces, an accent, a zero-width space: the view is built and every
+detector and pattern searches it too). Then ``normalize`` alone, a tool call whose SQL
+spans lines, and the worst cases, each timed once: the engine on hostile megabytes
+(every one must end in bounded time: the size bound, the 1 s budget and the phone
+detector's stretch limit hold them), the view of each, the slowest phone stretch the
+detector accepts, and the built-in detectors on the worst texts we know of
 ``UNTIMED_TEXT_CHARS`` characters, where they run without the regex timeout.
 """
 
@@ -26,17 +31,28 @@ import re
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
-from langchain_agent_rules.rules.check import parse_detector
-from langchain_agent_rules.rules.detectors import UNTIMED_TEXT_CHARS, find_spans
+from langchain_agent_rules.rules.check import Detector, parse_detector
+from langchain_agent_rules.rules.detectors import (
+    MAX_PHONE_STRETCH_CHARS,
+    UNTIMED_TEXT_CHARS,
+    IncompleteScan,
+    find_spans,
+)
 from langchain_agent_rules.rules.engine import check_answer, check_tool_call
 from langchain_agent_rules.rules.model import Rule
+from langchain_agent_rules.rules.normalized import normalize
 
 SHORT = (
     "Alice Martin placed the largest order: 3 keyboards for 329.00 EUR on 14 March 2026. "
     "Her account is active and she lives in Lyon."
 )
 LONG = (SHORT + " ") * 10
+FRENCH = (
+    "Alice Martin a passé la plus grosse commande\u00a0: 3 claviers pour 329,00\u00a0EUR le "
+    "14 mars 2026. Son compte est actif et elle habite à Lyon.\u200b"
+)
 DETECTORS = ["email", "phone", "credit_card", "iban", "ipv4", "ipv6", "secret"]
 
 
@@ -154,6 +170,60 @@ def worst_untimed_detector() -> tuple[str, float]:
     return worst
 
 
+# Hostile megabytes: each unit repeated to 1,000,000 characters.
+HOSTILE_MEGABYTES = {
+    "digits, @ and dots": "1.2.3.4@a.b ",
+    "zero-width spaces between letters": "a\u200b",
+    "no-break spaces": "a\u00a0",
+    "fullwidth digits": "\uff11",
+    "decomposed accents": "e\u0301",
+    "ligatures": "\ufb01",
+    "Latin words with Cyrillic letters": "\u0440\u0430ypal ",
+    "phone decoys": "1234567 ",
+    "phone decoys cut by letters": "12 34 56 78 b",
+    "card groups": "4111 1111 1111 1111 ",
+    "every code point, in order": "".join(
+        chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000
+    ),
+    "letters and combining marks": "".join(chr(code) for code in range(0x41, 0x370)),
+}
+# The phone stretches that cost libphonenumber most per character, at the stretch limit.
+PHONE_STRETCH_UNITS = ["1/1 ", "1 ", "+1 1 ", "0" * 40 + " ", "1 ext 1 ", "(1) "]
+
+
+def megabyte(unit: str) -> str:
+    return (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
+
+
+def once(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return (time.perf_counter() - start) * 1e6
+
+
+def view_and_map(text: str) -> None:
+    view = normalize(text)
+    view.original_span(len(view.text) // 2, len(view.text) // 2 + 1)  # builds the map
+
+
+def worst_phone_stretch() -> tuple[str, float]:
+    """The slowest stretch the phone detector reads whole (or gives up on), in µs."""
+    worst = ("", 0.0)
+    for region in ("phone", "phone:DE"):
+        detector = parse_detector(region)
+        for unit in PHONE_STRETCH_UNITS:
+            text = (unit * (MAX_PHONE_STRETCH_CHARS // len(unit) + 1))[:MAX_PHONE_STRETCH_CHARS]
+
+            def scan(text: str = text, detector: Detector = detector) -> None:
+                with suppress(IncompleteScan):
+                    find_spans(detector, text, 10.0)
+
+            took = once(scan)
+            if took > worst[1]:
+                worst = (f"{region} on {unit[:8]!r}...", took)
+    return worst
+
+
 def main() -> None:
     rules = hundred_rules()
     patterns = [
@@ -163,9 +233,16 @@ def main() -> None:
         for check in (rule.check.forbid, rule.check.require)
         if check is not None and check.startswith("regex:")
     ]
+    nan = float("nan")
     rows = []
-    for label, text in (("short answer (130 chars)", SHORT), ("long answer (1.3 KB)", LONG)):
-        floor = timed(re_loop(patterns, text))
+    answers = (
+        ("short answer (130 chars)", SHORT),
+        ("short answer in French typography (150 chars, its view differs)", FRENCH),
+        ("long answer (1.3 KB)", LONG),
+    )
+    floors = {}
+    for label, text in answers:
+        floor = floors[text] = timed(re_loop(patterns, text))
         engine = timed(lambda text=text: check_answer(rules, text))
         rows.append((f"check_answer, 100 rules, {label}", engine, engine / floor))
         rows.append((f"re.search loop, {len(patterns)} patterns, {label}", floor, 1.0))
@@ -173,19 +250,31 @@ def main() -> None:
         if peer is not None:
             cost = timed(peer)
             rows.append((f"PIIMiddleware detectors (5), {label}", cost, cost / floor))
+    for label, text in (("short answer", SHORT), ("French short answer", FRENCH)):
+        cost = timed(lambda text=text: normalize(text), 2000)
+        rows.append((f"normalize alone, {label}", cost, cost / floors[text]))
     tool = timed(lambda: check_tool_call(rules, "sql_query", {"query": "SELECT 1"}), 2000)
-    nan = float("nan")
     rows.append(("check_tool_call, 101 rules", tool, nan))
-    hostile = ("1.2.3.4@a.b " * 90_000)[:1_000_000]
-    start = time.perf_counter()
-    verdict = check_answer(rules, hostile)
-    rows.append(
-        (
-            f"check_answer, hostile 1 MB ({verdict.status})",
-            (time.perf_counter() - start) * 1e6,
-            float("nan"),
+    multiline = {"query": "SELECT name,\n       total\nFROM orders\nWHERE total > 100"}
+    tool = timed(lambda: check_tool_call(rules, "sql_query", multiline), 2000)
+    rows.append(("check_tool_call, 101 rules, SQL over 4 lines", tool, nan))
+    worst_engine = ("", 0.0)
+    for label, unit in HOSTILE_MEGABYTES.items():
+        text = megabyte(unit)
+        view = once(lambda text=text: view_and_map(text))
+        start = time.perf_counter()
+        verdict = check_answer(rules, text)
+        took = (time.perf_counter() - start) * 1e6
+        rows.append(
+            (f"check_answer, 100 rules, hostile 1 MB of {label} ({verdict.status})", took, nan)
         )
+        rows.append((f"normalize and map back, hostile 1 MB of {label}", view, nan))
+        worst_engine = max(worst_engine, (label, took), key=lambda row: row[1])
+    rows.append(
+        (f"worst case: check_answer, 100 rules, 1 MB of {worst_engine[0]}", worst_engine[1], nan)
     )
+    which, took = worst_phone_stretch()
+    rows.append((f"worst phone stretch, {MAX_PHONE_STRETCH_CHARS:,} chars ({which})", took, nan))
     which, took = worst_untimed_detector()
     rows.append(
         (f"worst built-in detector, {UNTIMED_TEXT_CHARS} hostile chars ({which})", took, nan)

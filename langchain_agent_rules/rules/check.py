@@ -10,7 +10,11 @@ A check has exactly one condition:
 - ``language``: an ISO 639-1 code; the answer must be in that language.
 - ``max_chars``: the answer has at most that many characters.
 - ``tool``: a tool name or ``"*"``, optionally with ``args: regex:<pattern>`` searched in
-  the call's arguments as compact JSON with sorted keys; a call that matches fails.
+  what the tool receives (each string of the arguments, keys and nested values included)
+  and in the arguments as compact JSON with sorted keys; a call that matches fails.
+
+Detectors and patterns read a text as written and as a reader reads it (`normalized`),
+and a check that cannot read the whole text fails (`checked_text`).
 
 ``on_fail`` says what a failure does: ``redact`` (forbid only: each match becomes
 ``[redacted: <detector>]``), ``revise`` or ``block`` for answers; ``deny`` or ``approve``

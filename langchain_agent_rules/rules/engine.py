@@ -19,15 +19,20 @@ Order of work for an answer: forbid checks that redact run first, one after the 
 every other check then judges the redacted text, which is what would leave. A blocking
 failure wins over a revision, a revision over a redaction.
 
-A pattern that runs past `PATTERN_TIMEOUT_SECONDS` fails safe: its check counts as
-failed. A forbid check that would have redacted blocks the answer instead (the matches
-cannot be found, so nothing can be shown), and in an observation the whole text is
-replaced by the redaction mark. A tool check that times out applies its ``on_fail``.
+Detectors and patterns read each text as written and as a reader reads it (NFKC,
+invisible characters removed, look-alikes folded: `checked_text`, `normalized`); a match
+in either counts, and a redaction removes everything the match was read from.
+
+Checks fail closed: a check that cannot read the whole text (over `MAX_CHECKED_CHARS`,
+past `PATTERN_TIMEOUT_SECONDS` for one search or `CHECK_BUDGET_SECONDS` for one call, or
+the phone detector's limits) counts as failed, and its event says why. A forbid check
+that would have redacted blocks the answer instead (the matches cannot be found, so
+nothing can be shown), and in an observation the whole text is replaced by the
+redaction mark. A tool check that cannot read the arguments applies its ``on_fail``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -37,13 +42,23 @@ from typing import Literal, cast
 import regex
 from typing_extensions import TypedDict
 
+from langchain_agent_rules.rules.arguments import argument_texts
 from langchain_agent_rules.rules.check import Detector, RuleCheck, compiled_value, parse_detector
-from langchain_agent_rules.rules.detectors import Span, find_spans
+from langchain_agent_rules.rules.checked_text import (
+    CHECK_BUDGET_SECONDS,
+    MAX_CHECKED_CHARS,
+    PATTERN_TIMEOUT_SECONDS,
+    Budget,
+    CheckedText,
+)
+from langchain_agent_rules.rules.detectors import IncompleteScan, Span
 from langchain_agent_rules.rules.language import LANGUAGE_MIN_SCORE, detect_language
 from langchain_agent_rules.rules.model import Rule, RuleTarget
 from langchain_agent_rules.rules.screen import Screen, screen_of
 
 __all__ = [
+    "CHECK_BUDGET_SECONDS",
+    "MAX_CHECKED_CHARS",
     "PATTERN_TIMEOUT_SECONDS",
     "AnswerVerdict",
     "CheckFailure",
@@ -56,8 +71,6 @@ __all__ = [
     "redact_observation",
     "redaction_mark",
 ]
-
-PATTERN_TIMEOUT_SECONDS = 0.1
 
 RuleEventStatus = Literal[
     "passed", "redacted", "revised", "blocked", "denied", "approval", "omitted"
@@ -82,7 +95,7 @@ TOOL_ARGS_CLEAR_DETAIL = "the arguments of {tool} do not match the pattern"
 TOOL_ARGS_UNREADABLE_DETAIL = (
     "the arguments of {tool} cannot be written as JSON; treated as matching"
 )
-TIMED_OUT_DETAIL = "the {condition} check timed out after {seconds:g} s; treated as failed"
+INCOMPLETE_DETAIL = "the {condition} check {reason}; treated as failed"
 
 _MARKS = regex.compile(r"\[redacted: [a-z_]+\]")
 _FAILURE_STATUS: dict[str, RuleEventStatus] = {
@@ -186,11 +199,12 @@ def _by_priority(rules: Iterable[Rule]) -> list[Rule]:
     return sorted(rules, key=_PRIORITY, reverse=True)
 
 
-def _timed_out(check: RuleCheck) -> str:
-    return TIMED_OUT_DETAIL.format(condition=check.condition, seconds=PATTERN_TIMEOUT_SECONDS)
+def _incomplete(check: RuleCheck, scan: IncompleteScan) -> str:
+    return INCOMPLETE_DETAIL.format(condition=check.condition, reason=scan)
 
 
 def _redacted(text: str, spans: Sequence[Span], mark: str) -> str:
+    """``text`` with each span (in order, none overlapping) replaced by ``mark``."""
     pieces, end = [], 0
     for start, stop in spans:
         pieces.append(text[end:start])
@@ -205,15 +219,21 @@ class _Answer:
     """One answer being checked, with what was computed about it so far."""
 
     text: str
+    budget: Budget
     spans: dict[tuple[str, str], list[Span]] = field(default_factory=dict)
     language: tuple[str, float] | Literal[False] | None = False
+    checked: CheckedText | None = None
+
+    def read(self) -> CheckedText:
+        if self.checked is None:
+            self.checked = CheckedText(self.text, self.budget)
+        return self.checked
 
     def spans_of(self, forbid: str) -> list[Span]:
         key = (forbid, self.text)
         found = self.spans.get(key)
         if found is None:
-            detector = parse_detector(forbid)
-            found = self.spans[key] = find_spans(detector, self.text, PATTERN_TIMEOUT_SECONDS)
+            found = self.spans[key] = self.read().spans(parse_detector(forbid))
         return found
 
     def detected_language(self) -> tuple[str, float] | None:
@@ -234,16 +254,9 @@ class _Search:
     def of(cls, value: str) -> _Search:
         return cls(compiled_value(value), screen_of(value[len("regex:") :]))
 
-    def found(self, text: str) -> bool:
-        """Whether the pattern is found in ``text``; `TimeoutError` past the timeout."""
-        if self.screen is not None and not self.screen.may_match(text):
-            return False
-        return self.pattern.search(text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
-
-
-def _search(value: str, text: str) -> bool:
-    """Whether the ``regex:<pattern>`` ``value`` is found in ``text``, within the timeout."""
-    return _Search.of(value).found(text)
+    def found(self, text: CheckedText) -> bool:
+        """Whether the pattern is found in ``text``; `IncompleteScan` if that is unknown."""
+        return text.found(self.pattern, self.screen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,13 +319,13 @@ def _judge(plan: _Plan, answer: _Answer) -> tuple[bool, str]:
         if condition == "require":
             assert plan.require is not None
             when = plan.when
-            if when is not None and not when.found(text):
+            if when is not None and not when.found(answer.read()):
                 return True, NOT_REQUIRED_DETAIL
-            if plan.require.found(text):
+            if plan.require.found(answer.read()):
                 return True, REQUIRED_FOUND_DETAIL
             return False, REQUIRED_MISSING_WHEN_DETAIL if when else REQUIRED_MISSING_DETAIL
-    except TimeoutError:
-        return False, _timed_out(plan.check)
+    except IncompleteScan as scan:
+        return False, _incomplete(plan.check, scan)
     check = plan.check
     if condition == "language":
         expected = check.language
@@ -350,7 +363,7 @@ def check_answer(rules: Iterable[Rule], text: str) -> AnswerVerdict:
     events: list[RuleEvent | None] = [None] * len(checked)
     blocking: list[tuple[int, CheckFailure]] = []
     revising: list[tuple[int, CheckFailure]] = []
-    answer = _Answer(text)
+    answer = _Answer(text, Budget())
     redacted = False
     for index, (rule, plan) in enumerate(checked):
         if not plan.redacts:
@@ -358,8 +371,8 @@ def check_answer(rules: Iterable[Rule], text: str) -> AnswerVerdict:
         forbid = cast(str, plan.forbid)
         try:
             spans = answer.spans_of(forbid)
-        except TimeoutError:
-            detail = _timed_out(plan.check)
+        except IncompleteScan as scan:
+            detail = _incomplete(plan.check, scan)
             blocking.append((index, CheckFailure(rule, detail)))
             events[index] = _event(rule, "blocked", detail)
             continue
@@ -367,7 +380,8 @@ def check_answer(rules: Iterable[Rule], text: str) -> AnswerVerdict:
             events[index] = _event(rule, "passed", _not_found(forbid))
             continue
         detector = parse_detector(forbid)
-        answer = _Answer(_redacted(answer.text, spans, redaction_mark(detector)), answer.spans)
+        redacted_text = _redacted(answer.text, spans, redaction_mark(detector))
+        answer = _Answer(redacted_text, answer.budget, answer.spans)
         redacted = True
         detail = REDACTED_DETAIL.format(matches=_matches(len(spans)), detector=_label(detector))
         events[index] = _event(rule, "redacted", detail)
@@ -388,25 +402,21 @@ def check_answer(rules: Iterable[Rule], text: str) -> AnswerVerdict:
     return AnswerVerdict("redacted" if redacted else "passed", answer.text, (), ordered)
 
 
-def _arguments_json(arguments: object) -> str | None:
-    try:
-        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        return None
-
-
 def check_tool_call(rules: Iterable[Rule], tool_name: str, arguments: object) -> ToolVerdict:
     """Hold a call of ``tool_name`` with ``arguments`` to the tool checks of ``rules``.
 
     A check applies when its ``tool`` is ``tool_name`` or ``"*"``; without ``args`` the
-    call fails it, with ``args`` the call fails when the pattern is found in the
-    arguments as compact JSON with sorted keys (``{"query":"SELECT 1"}``). Arguments that
-    cannot be written as JSON count as matching. A denial wins over an approval.
+    call fails it, with ``args`` the call fails when the pattern is found in what the
+    tool receives: any string of the arguments (keys and values, nested ones included),
+    as written or as read (see `checked_text`), or the arguments as compact JSON with
+    sorted keys (``{"query":"SELECT 1"}``). Arguments that cannot be written as JSON, or
+    that cannot be read whole, count as matching. A denial wins over an approval.
     """
     events: list[RuleEvent] = []
     denying: list[CheckFailure] = []
     approving: list[CheckFailure] = []
-    arguments_json: str | Literal[False] | None = False
+    texts: list[CheckedText] | Literal[False] | None = False
+    budget = Budget()
     for rule in _by_priority(rules):
         check = rule.check
         if check is None or check.tool is None or rule.target is not RuleTarget.TOOL:
@@ -416,17 +426,19 @@ def check_tool_call(rules: Iterable[Rule], tool_name: str, arguments: object) ->
         if check.args is None:
             matched, detail = True, TOOL_MATCH_DETAIL.format(tool=tool_name)
         else:
-            if arguments_json is False:
-                arguments_json = _arguments_json(arguments)
-            if arguments_json is None:
+            if texts is False:
+                strings = argument_texts(arguments)
+                texts = None if strings is None else [CheckedText(s, budget) for s in strings]
+            if texts is None:
                 matched, detail = True, TOOL_ARGS_UNREADABLE_DETAIL.format(tool=tool_name)
             else:
+                search = _Search.of(check.args)
                 try:
-                    matched = _search(check.args, arguments_json)
+                    matched = any(search.found(text) for text in texts)
                     template = TOOL_ARGS_MATCH_DETAIL if matched else TOOL_ARGS_CLEAR_DETAIL
                     detail = template.format(tool=tool_name)
-                except TimeoutError:
-                    matched, detail = True, _timed_out(check)
+                except IncompleteScan as scan:
+                    matched, detail = True, _incomplete(check, scan)
         if not matched:
             events.append(RuleEvent(rule_id=rule.id, status="passed", detail=detail))
             continue
@@ -450,10 +462,11 @@ def check_tool_call(rules: Iterable[Rule], tool_name: str, arguments: object) ->
 def redact_observation(rules: Iterable[Rule], text: str) -> Redaction:
     """Redact ``text`` for the forbid checks with ``scope="answer_and_observations"``.
 
-    Observations are always redacted, whatever ``on_fail`` says; a check that times out
-    replaces the whole text with its mark. Only redactions make events.
+    Observations are always redacted, whatever ``on_fail`` says; a check that cannot
+    read the whole text replaces it with its mark. Only redactions make events.
     """
     events: list[RuleEvent] = []
+    checked = CheckedText(text, Budget())
     for rule in _by_priority(rules):
         check = rule.check
         if check is None or check.forbid is None or not check.covers_observations:
@@ -463,13 +476,16 @@ def redact_observation(rules: Iterable[Rule], text: str) -> Redaction:
         detector = parse_detector(check.forbid)
         mark = redaction_mark(detector)
         try:
-            spans = find_spans(detector, text, PATTERN_TIMEOUT_SECONDS)
-        except TimeoutError:
+            spans = checked.spans(detector)
+        except IncompleteScan as scan:
             text = mark
-            events.append(RuleEvent(rule_id=rule.id, status="redacted", detail=_timed_out(check)))
+            checked = checked.of(text)
+            detail = _incomplete(check, scan)
+            events.append(RuleEvent(rule_id=rule.id, status="redacted", detail=detail))
             continue
         if spans:
             text = _redacted(text, spans, mark)
+            checked = checked.of(text)
             detail = REDACTED_DETAIL.format(matches=_matches(len(spans)), detector=_label(detector))
             events.append(RuleEvent(rule_id=rule.id, status="redacted", detail=detail))
     return Redaction(text, tuple(events))

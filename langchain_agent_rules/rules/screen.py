@@ -45,7 +45,7 @@ class Screen:
         return self.literal in (fold(text) if self.folded else text)
 
 
-@lru_cache(maxsize=2)  # the answer being checked, and the one redacted from it
+@lru_cache(maxsize=4)  # the answer being checked and its view, the same once redacted
 def fold(text: str) -> str:
     """``text`` case-folded so that it holds every case-insensitive match of an ASCII literal."""
     return text.casefold().replace("\u0131", "i").replace("\u0307", "")

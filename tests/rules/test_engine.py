@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from langchain_agent_rules.rules.engine import (
+    CHECK_BUDGET_SECONDS,
+    MAX_CHECKED_CHARS,
     AnswerVerdict,
     check_answer,
     check_tool_call,
@@ -243,6 +246,66 @@ def test_a_backtracking_pattern_fails_safe_for_tool_calls_and_observations() -> 
     assert redact_observation([observed], NEVER_ENDING).text == "[redacted: regex]"
 
 
+def test_a_text_over_the_size_bound_fails_every_content_check() -> None:
+    huge = "a" * (MAX_CHECKED_CHARS + 1)
+    detail = (
+        "the {} check cannot read 1,048,577 characters; checks read at most 1,048,576; "
+        "treated as failed"
+    )
+    rules = [
+        checked("no_email", {"forbid": "email"}, priority=2),
+        checked("signed", {"require": r"regex:a"}, priority=1),
+    ]
+    verdict = check_answer(rules, huge)
+    assert verdict.status == "blocked"
+    assert [(e["status"], e["detail"]) for e in verdict.events] == [
+        ("blocked", detail.format("forbid")),
+        ("blocked", detail.format("require")),
+    ]
+    observed = checked("no_email", {"forbid": "email", "scope": "answer_and_observations"})
+    assert redact_observation([observed], huge).text == "[redacted: email]"
+    tool_rule = checked("no_a", {"tool": "*", "args": "regex:b"}, target="tool")
+    assert check_tool_call([tool_rule], "t", {"text": huge}).failures[0].detail == (
+        "the tool check cannot read 1,048,588 characters; checks read at most 1,048,576; "
+        "treated as failed"
+    )
+
+
+def test_the_checks_of_one_text_share_a_time_budget() -> None:
+    rules = [checked(f"slow_{n}", {"require": CATASTROPHIC}) for n in range(30)]
+    started = time.monotonic()
+    verdict = check_answer(rules, NEVER_ENDING)
+    took = time.monotonic() - started
+    assert took < CHECK_BUDGET_SECONDS + 1.0
+    details = {event["detail"] for event in verdict.events}
+    assert details == {
+        "the require check timed out after 0.1 s; treated as failed",
+        "the require check ran out of the 1 s the checks of one text may take; treated as failed",
+    }
+    assert all(event["status"] == "revised" for event in verdict.events)
+
+
+def test_a_phone_scan_that_cannot_finish_blocks_instead_of_passing() -> None:
+    decoys = "1234567 " * 70_000 + "Call +33 6 12 34 56 78."
+    verdict = check_answer([checked("no_phone", {"forbid": "phone"})], decoys)
+    assert verdict.status == "blocked"
+    assert verdict.events[0]["detail"].startswith(
+        "the forbid check met 560,001 characters in a row that may all belong to phone numbers"
+    )
+
+
+def test_redaction_removes_what_a_reader_reads_invisible_characters_included() -> None:
+    rules = [checked("no_email", {"forbid": "email"})]
+    verdict = check_answer(rules, "Write to alice.mar\u200btin\u2060\uff20example\uff0ecom now.")
+    assert verdict.text == "Write to [redacted: email] now."
+    assert verdict.events[0]["detail"] == "redacted 1 match of email"
+
+
+def test_a_pattern_for_a_character_the_view_removes_still_finds_it() -> None:
+    rule = checked("no_zero_width", {"forbid": r"regex:\u200b", "on_fail": "block"})
+    assert check_answer([rule], "hid\u200bden").status == "blocked"
+
+
 # -- tool calls -----------------------------------------------------------------------
 
 
@@ -269,6 +332,25 @@ def test_a_tool_check_with_args_denies_only_matching_calls() -> None:
 def test_arguments_are_matched_as_compact_json_with_sorted_keys() -> None:
     rule = checked("exact", {"tool": "*", "args": r'regex:^\{"a":1,"b":"é"\}$'}, target="tool")
     assert check_tool_call([rule], "any_tool", {"b": "é", "a": 1}).status == "denied"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "arguments"),
+    [
+        (r"regex:(?i)\bemail\b", {"sql": "SELECT\nemail FROM customers"}),
+        (r"regex:(?i)\bemail\b", {"sql": "SELECT\temail FROM customers"}),
+        (r"regex:(?i)\bemail\b", {"sql": "SELECT\r\nemail FROM customers"}),
+        (r"regex:(?i)\bemail\b", {"sql": "SELECT --x\nemail FROM customers"}),
+        (r"regex:(?i)delete\s+from", {"sql": "DELETE\nFROM customers"}),
+        (r"regex:^DROP", {"sql": "DROP TABLE customers"}),
+        (r"regex:(?i)\bemail\b", {"queries": [{"sql": "SELECT\nemail FROM c"}]}),
+        (r"regex:(?i)\bemail\b", {"filters": {"email\n": "x"}}),
+        (r"regex:(?i)\bdelete\b", {"sql": "DEL\u200bETE FROM customers"}),
+    ],
+)
+def test_args_patterns_search_what_the_tool_receives(pattern: str, arguments: object) -> None:
+    rule = checked("guard", {"tool": "*", "args": pattern}, target="tool")
+    assert check_tool_call([rule], "sql_query", arguments).status == "denied"
 
 
 def test_a_tool_check_can_ask_for_approval_and_a_denial_wins() -> None:
