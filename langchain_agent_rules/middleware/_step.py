@@ -44,7 +44,7 @@ from langchain_agent_rules.middleware.state import (
     ToolStatus,
     TraceStep,
 )
-from langchain_agent_rules.middleware.usage import Stopwatch
+from langchain_agent_rules.middleware.usage import Stopwatch, storable_reply
 from langchain_agent_rules.rules.engine import RuleEvent
 
 __all__ = ["MAX_REFUSED_TURNS", "ModelStep", "Refusal", "arun_model_step", "run_model_step"]
@@ -209,7 +209,10 @@ class ModelStep:
                 self.update[key] = value
         if self._trace:
             self.update["trace"] = self._trace
-        result = [*earlier, *response.result]
+        result = [
+            storable_reply(m) if isinstance(m, AIMessage) else m
+            for m in [*earlier, *response.result]
+        ]
         checked = ModelResponse(result=result, structured_response=response.structured_response)
         if not self.update:
             return checked

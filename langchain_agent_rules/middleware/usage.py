@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from langchain_agent_rules.middleware.state import (
     MAX_COUNT,
@@ -22,7 +22,9 @@ from langchain_agent_rules.middleware.state import (
     no_usage,
 )
 
-__all__ = ["Stopwatch", "total_tokens", "usage_of"]
+__all__ = ["Stopwatch", "storable_reply", "total_tokens", "usage_of"]
+
+_MAX_DEPTH = 8
 
 
 def _count(values: Mapping[str, Any], key: str) -> int:
@@ -52,6 +54,45 @@ def usage_of(replies: Iterable[BaseMessage]) -> Usage:
     for reply in replies:
         usage = add_usage(usage, _reply_usage(reply))
     return usage
+
+
+def _bounded(value: Any, depth: int = 0) -> Any:
+    """``value`` with every integer held within 64 bits (msgpack stores nothing larger)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return max(-MAX_COUNT, min(value, MAX_COUNT))
+    if depth >= _MAX_DEPTH:
+        return value if isinstance(value, str | float) or value is None else repr(value)[:200]
+    if isinstance(value, Mapping):
+        return {key: _bounded(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(item, depth + 1) for item in value]
+    return value
+
+
+def storable_reply(reply: AIMessage) -> AIMessage:
+    """``reply`` with the numbers a provider reported made storable by any checkpointer.
+
+    Token counts are clamped to [0, `MAX_COUNT`]; other integers in the reply's usage and
+    response metadata to 64 bits.
+    """
+    usage = reply.usage_metadata
+    if usage is None and not reply.response_metadata:
+        return reply
+    update: dict[str, Any] = {"response_metadata": _bounded(reply.response_metadata)}
+    if usage is not None:
+        counted = _reply_usage(reply)
+        details = _bounded(dict(usage.get("input_token_details") or {}))
+        clamped = {key: max(0, value) for key, value in details.items() if isinstance(value, int)}
+        update["usage_metadata"] = {
+            **_bounded(dict(usage)),
+            "input_tokens": counted["input_tokens"],
+            "output_tokens": counted["output_tokens"],
+            "total_tokens": min(counted["input_tokens"] + counted["output_tokens"], MAX_COUNT),
+            "input_token_details": clamped,
+        }
+    return reply.model_copy(update=update)
 
 
 def total_tokens(usage: Usage | None) -> int:
