@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_agent_rules.middleware.state import (
+    WASTED_STATUSES,
     ModelCall,
     RuleEvent,
     StopReason,
@@ -38,6 +39,11 @@ class RunResult:
     model_calls: list[ModelCall] = field(default_factory=list)
     rule_events: list[RuleEvent] = field(default_factory=list)
     thread_id: str | None = None
+
+    @property
+    def wasted_calls(self) -> int:
+        """Tool calls that gave the model nothing new: failures and repeats (`WASTED_STATUSES`)."""
+        return sum(1 for step in self.trace if step["status"] in WASTED_STATUSES)
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], thread_id: str | None = None) -> RunResult:

@@ -40,6 +40,7 @@ from langchain_agent_rules.middleware.prompts import (
     REPEATED_CALLS_ANSWER,
     REPEATED_CALLS_REQUEST,
     SUMMARIZE_REQUEST,
+    TOOL_FAILURES_ANSWER,
 )
 from langchain_agent_rules.middleware.state import (
     LimitsState,
@@ -205,7 +206,7 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
         observations = "\n\n".join(
             OBSERVATION_PART.format(tool=step["tool"] or "tool", observation=step["observation"])
             for step in trace
-            if step["status"] != "repeated"
+            if step["status"] not in ("repeated", "repeated_failure")
         )
         message = template.format(
             task=task_of(request.messages), observations=observations or NO_OBSERVATIONS, **values
@@ -241,18 +242,31 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
 
     @staticmethod
     def _repeated_only(state: Mapping[str, Any]) -> bool:
-        iteration = int(state.get("iterations") or 0)
-        statuses = {s["status"] for s in state.get("trace") or [] if s["iteration"] == iteration}
-        return statuses == {"repeated"}
+        """Whether the last turn only repeated earlier calls (then the run is summarised).
 
-    def _answer(self, step: ModelStep, reply: AIMessage) -> ModelResponse[Any]:
+        A first turn of repeated failures gets one more turn: the model was just told to
+        change its approach.
+        """
+        iteration = int(state.get("iterations") or 0)
+        trace = cast("list[TraceStep]", state.get("trace") or [])
+        statuses = {s["status"] for s in trace if s["iteration"] == iteration}
+        if not statuses or not statuses <= {"repeated", "repeated_failure"}:
+            return False
+        told_before = any(
+            s["status"] == "repeated_failure" for s in trace if s["iteration"] < iteration
+        )
+        return "repeated" in statuses or told_before
+
+    def _answer(
+        self, step: ModelStep, reply: AIMessage, state: Mapping[str, Any]
+    ) -> ModelResponse[Any]:
         fallback = (
             REPEATED_CALLS_ANSWER
             if step.stop_reason == "repeated_calls"
             else BUDGET_ANSWERS[step.stop_reason].format(**self._budget_values())  # type: ignore[index]
         )
         answer = AIMessage(
-            content=answer_text(reply) or fallback,
+            content=honest_answer(answer_text(reply), state) or fallback,
             id=reply.id,
             usage_metadata=reply.usage_metadata,
             response_metadata=reply.response_metadata,
@@ -267,11 +281,11 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
     ) -> ModelResponse[Any]:
         plan = self._plan(request, step)
         if plan is None:
-            return step.call(handler, request)
+            return _honest(step.call(handler, request), step, request.state)
         if isinstance(plan, AIMessage):
             return ModelResponse(result=[plan])
         response = step.call(handler, plan, purpose="summary")
-        return self._answer(step, _reply_of(response))
+        return self._answer(step, _reply_of(response), request.state)
 
     async def _aturn(
         self,
@@ -281,11 +295,11 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
     ) -> ModelResponse[Any]:
         plan = self._plan(request, step)
         if plan is None:
-            return await step.acall(handler, request)
+            return _honest(await step.acall(handler, request), step, request.state)
         if isinstance(plan, AIMessage):
             return ModelResponse(result=[plan])
         response = await step.acall(handler, plan, purpose="summary")
-        return self._answer(step, _reply_of(response))
+        return self._answer(step, _reply_of(response), request.state)
 
     def _record(self, step: ModelStep, reply: AIMessage) -> dict[str, Any]:
         """The step's writes: usage, model calls, iterations, and the answer if it is one."""
@@ -317,6 +331,45 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
     ) -> ModelCallResult[Any]:
         """Async `wrap_model_call`."""
         return await arun_model_step(request, handler, self._aturn)
+
+
+_RAW_ERROR_SLACK = 60
+"""Characters an answer may add around a tool's error message and still be that error."""
+
+
+def honest_answer(text: str, state: Mapping[str, Any]) -> str:
+    """``text``, or what failed in words when ``text`` is a tool's raw error message."""
+    failed = [
+        step
+        for step in cast("list[TraceStep]", state.get("trace") or [])
+        if step["status"] not in ("ok", "repeated") and step["error"]
+    ]
+    stripped = text.strip()
+    for step in reversed(failed):
+        error = str(step["error"])
+        first_line = error.splitlines()[0] if error.strip() else error
+        quoted = first_line and first_line in stripped
+        if stripped.upper().startswith("ERROR:") or (
+            quoted and len(stripped) <= len(first_line) + _RAW_ERROR_SLACK
+        ):
+            return TOOL_FAILURES_ANSWER.format(tool=step["tool"], error=first_line[:200])
+    return text
+
+
+def _honest(
+    response: ModelResponse[Any], step: ModelStep, state: Mapping[str, Any]
+) -> ModelResponse[Any]:
+    """A turn's answer that is a tool's raw error, replaced by what failed in words."""
+    reply = _reply_of(response)
+    if step.purpose != "turn" or reply.tool_calls or reply.invalid_tool_calls:
+        return response
+    text = honest_answer(reply.text, state)
+    if text == reply.text:
+        return response
+    return ModelResponse(
+        result=[reply.model_copy(update={"content": text})],
+        structured_response=response.structured_response,
+    )
 
 
 def _reply_of(response: ModelResponse[Any]) -> AIMessage:

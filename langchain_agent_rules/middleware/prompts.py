@@ -31,6 +31,8 @@ __all__ = [
     "REPEATED_CALL",
     "REPEATED_CALLS_ANSWER",
     "REPEATED_CALLS_REQUEST",
+    "REPEATED_FAILURE",
+    "TOOL_FAILURES_ANSWER",
     "REVIEW_PASSED",
     "REVIEW_REQUEST",
     "REVISION_REQUEST",
@@ -73,6 +75,14 @@ REPEATED_CALL = (
     'You already called tool "{tool}" with these arguments, so it was not run again. '
     "Answer now with FINAL: and what you know. Its result was:\n{observation}"
 )
+# A call identical to one that already failed in this run: measured with the embedded 1.5B
+# model, it re-sent a failing query (`FROM dual`, `emp_id`) six times when told only the error.
+REPEATED_FAILURE = (
+    'You already called tool "{tool}" with these arguments and it failed, so it was not '
+    "run again. The same call will fail the same way: change the arguments (use the names "
+    "the error lists), use another tool, or answer with FINAL: and say what you could not "
+    "find and why. The error was:\n{observation}"
+)
 REJECTED = (
     'ERROR: a human reviewer rejected the call to tool "{tool}"{reason}. Do not retry it; '
     "answer with what you know or use another tool."
@@ -114,8 +124,11 @@ BUDGET_ANSWERS = {
 REPEATED_CALLS_REQUEST = (
     "Task: {task}\n\nWhat the tools returned:\n{observations}\n\n"
     "No more tools will be run: your last tool call repeated an earlier one. Using only "
-    "what the tools returned, reply with FINAL: followed by your best answer to the task."
+    "what the tools returned, reply with FINAL: followed by your best answer to the task. "
+    "If they do not answer it, say plainly what you could not find and why."
 )
+# The answer when a run would end on a tool's error message: what failed, in words.
+TOOL_FAILURES_ANSWER = "I could not find the answer: the {tool} call failed ({error})."
 REPEATED_CALLS_ANSWER = (
     "I stopped because a tool call repeated an earlier one, without reaching an answer."
 )

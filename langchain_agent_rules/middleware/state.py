@@ -29,6 +29,7 @@ from langchain_agent_rules.rules.engine import RuleEvent
 __all__ = [
     "CALL_RECORD_KEY",
     "MAX_COUNT",
+    "WASTED_STATUSES",
     "AgentState",
     "GuardState",
     "LimitsState",
@@ -62,9 +63,23 @@ ToolStatus = Literal[
     "parse_error",
     "rejected",
     "repeated",
+    "repeated_failure",
     "denied",
 ]
 """What became of one tool call (see `TraceStep`)."""
+
+WASTED_STATUSES = frozenset(
+    {
+        "error",
+        "timeout",
+        "unknown_tool",
+        "invalid_args",
+        "parse_error",
+        "repeated",
+        "repeated_failure",
+    }
+)
+"""Statuses of calls that gave the model nothing new: a failure, or a call it had made before."""
 
 CALL_RECORD_KEY = "agent_rules"
 """Key in a `ToolMessage`'s ``response_metadata`` where `AgentRulesMiddleware` says what
@@ -85,7 +100,9 @@ class TraceStep(TypedDict):
     tool), when it was settled. ``observation`` is what the model saw (capped and
     redacted, never the full output); ``status`` is a `ToolStatus`: ``ok``, ``error``,
     ``timeout``, ``unknown_tool``, ``invalid_args``, ``parse_error``, ``rejected``,
-    ``repeated`` or ``denied`` (a rule's check stopped the call); ``approval`` is
+    ``repeated`` (it repeated a call that succeeded, so it was not run again),
+    ``repeated_failure`` (it repeated a call that failed) or ``denied`` (a rule's check
+    stopped the call); ``approval`` is
     ``"approved"``, ``"edited"`` or ``"rejected"`` for calls that needed approval, else
     ``None``; ``rule_events`` are what the rules' checks did about this call and its
     observation.

@@ -2,8 +2,9 @@
 
 Each call `create_agent` sends to LangGraph's `ToolNode` passes through the guard:
 
-- a call identical (tool and arguments) to one that already succeeded in this run is
-  not run again: the model gets the earlier result (status ``repeated``);
+- a call identical (tool and arguments) to one made earlier in this run is not run
+  again: the model gets the earlier result (status ``repeated``), or the earlier error and
+  a hint to change its approach (status ``repeated_failure``);
 - an unknown tool and arguments the tool's schema refuses are answered at once
   (``unknown_tool``, ``invalid_args``), with what is available or what was wrong;
 - the call runs within ``timeout`` seconds (``timeout``); an exception from it becomes an
@@ -42,6 +43,7 @@ from langchain_agent_rules.middleware.prompts import (
     COMMAND_WITHOUT_TOOL_MESSAGE,
     INVALID_ARGS,
     REPEATED_CALL,
+    REPEATED_FAILURE,
     TOOL_ERROR,
     TOOL_TIMEOUT,
     UNKNOWN_TOOL,
@@ -60,7 +62,9 @@ __all__ = ["ToolGuardMiddleware"]
 
 _DEFAULTS = AgentOptions()
 Result = ToolMessage | Command[Any]
-_SETTLED = frozenset({"repeated", "unknown_tool", "denied", "rejected"})
+_SETTLED = frozenset({"repeated", "repeated_failure", "unknown_tool", "denied", "rejected"})
+_RAN = frozenset({"ok", "error", "timeout", "invalid_args", "unknown_tool"})
+"""Statuses of calls the guard answered: an identical later call gets the same answer."""
 """Statuses of calls answered without running the tool: their duration is 0."""
 
 
@@ -127,15 +131,18 @@ class ToolGuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
             (
                 step
                 for step in request.state.get("trace") or []
-                if step["status"] == "ok"
+                if step["status"] in _RAN
                 and step["tool"] == call["name"]
                 and step["args"] == call["args"]
             ),
             None,
         )
-        if previous is not None:
+        if previous is not None and previous["status"] == "ok":
             text = REPEATED_CALL.format(tool=call["name"], observation=previous["observation"])
             return text, "repeated", None
+        if previous is not None:
+            text = REPEATED_FAILURE.format(tool=call["name"], observation=previous["observation"])
+            return text, "repeated_failure", previous["error"]
         tool = request.tool
         if tool is None:
             names = [t.name for t in request.runtime.tools] if request.runtime else []

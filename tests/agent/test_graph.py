@@ -233,7 +233,8 @@ def read_file(path: str) -> str:
 REPEATED_REQUEST = (
     "Task: x\n\nWhat the tools returned:\n[read_file]\ntext of a.txt\n\n"
     "No more tools will be run: your last tool call repeated an earlier one. Using only "
-    "what the tools returned, reply with FINAL: followed by your best answer to the task."
+    "what the tools returned, reply with FINAL: followed by your best answer to the task. "
+    "If they do not answer it, say plainly what you could not find and why."
 )
 
 
