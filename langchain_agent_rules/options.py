@@ -114,6 +114,12 @@ class AgentOptions(BaseModel):
         description="Model calls that may rewrite an answer breaking a checked rule "
         "(on_fail=revise) before the answer is blocked.",
     )
+    grounded_answers: bool = Field(
+        default=True,
+        strict=True,
+        description="After tools ran, revise an answer that states a number or a name no "
+        "tool returned; if the revision still does, say it could not be found.",
+    )
     review: Review = Field(
         default="off",
         description='"model": one more model call checks the answer against the output '

@@ -5,7 +5,8 @@ per tool call, and the middleware's hooks); what makes it a rules agent is the s
 `rules_agent_middleware` builds from `AgentOptions`::
 
     [*your middleware, ToolGuardMiddleware, AgentRulesMiddleware,
-     RunLimitsMiddleware, ToolProtocolMiddleware]
+     GroundedAnswersMiddleware (grounded_answers=True), RunLimitsMiddleware,
+     ToolProtocolMiddleware]
 
 Your middleware comes first: its model and tool hooks wrap ours (LangChain's
 `HumanInTheLoopMiddleware` asks about calls only after our rules let them through, and
@@ -29,6 +30,7 @@ from langgraph.types import Checkpointer
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import (
     AgentRulesMiddleware,
+    GroundedAnswersMiddleware,
     RunLimitsMiddleware,
     ToolGuardMiddleware,
     ToolProtocolMiddleware,
@@ -45,6 +47,7 @@ def rules_agent_middleware(
     options: AgentOptions, rules: RuleReader | None = None, *, can_ask_approval: bool = True
 ) -> list[AgentMiddleware[Any, Any, Any]]:
     """The package's middleware, in order, set from ``options`` (see the module docs)."""
+    grounding = [GroundedAnswersMiddleware()] if options.grounded_answers else []
     return [
         ToolGuardMiddleware(options.tool_timeout, options.max_observation_bytes),
         AgentRulesMiddleware(
@@ -56,6 +59,7 @@ def rules_agent_middleware(
             max_argument_bytes=options.max_argument_bytes,
             can_ask_approval=can_ask_approval,
         ),
+        *grounding,
         RunLimitsMiddleware(
             options.max_iterations,
             options.max_model_calls,

@@ -50,6 +50,8 @@ def add_agent_options(parser: argparse.ArgumentParser, *, exclude: Collection[st
         keywords: dict[str, Any] = {"dest": name, "default": None, "help": help_text}
         if typing.get_origin(kind) is Literal:
             keywords["choices"] = list(typing.get_args(kind))
+        elif kind is bool:
+            keywords["action"] = argparse.BooleanOptionalAction
         elif typing.get_origin(kind) is tuple:
             keywords.update(action="append", metavar="NAME")
             keywords["help"] = f"{field.description} Repeatable."

@@ -103,6 +103,10 @@ class ModelStep:
         self._synthetic.add(id(reply))
         return reply
 
+    def is_model_written(self, reply: AIMessage) -> bool:
+        """Whether ``reply`` came from the model (not a layer's fixed answer)."""
+        return id(reply) not in self._synthetic
+
     def refuse(self, refusal: Refusal) -> None:
         """Record a call of the current turn that must not run."""
         self._refusals.append(refusal)

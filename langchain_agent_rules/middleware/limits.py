@@ -265,13 +265,14 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
             if step.stop_reason == "repeated_calls"
             else BUDGET_ANSWERS[step.stop_reason].format(**self._budget_values())  # type: ignore[index]
         )
+        text = honest_answer(answer_text(reply), state)
         answer = AIMessage(
-            content=honest_answer(answer_text(reply), state) or fallback,
+            content=text or fallback,
             id=reply.id,
             usage_metadata=reply.usage_metadata,
             response_metadata=reply.response_metadata,
         )
-        return ModelResponse(result=[answer])
+        return ModelResponse(result=[answer if text else step.answered_without_model(answer)])
 
     def _turn(
         self,

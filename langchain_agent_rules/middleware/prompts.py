@@ -23,6 +23,7 @@ __all__ = [
     "BUDGET_SPENT",
     "COMMAND_WITHOUT_TOOL_MESSAGE",
     "DEFAULT_SYSTEM_PROMPT",
+    "GROUNDING_REQUEST",
     "INVALID_ARGS",
     "NOT_RUN",
     "NO_OBSERVATIONS",
@@ -32,7 +33,6 @@ __all__ = [
     "REPEATED_CALLS_ANSWER",
     "REPEATED_CALLS_REQUEST",
     "REPEATED_FAILURE",
-    "TOOL_FAILURES_ANSWER",
     "REVIEW_PASSED",
     "REVIEW_REQUEST",
     "REVISION_REQUEST",
@@ -43,8 +43,10 @@ __all__ = [
     "SUMMARIZE_REQUEST",
     "TOOL_DENIED",
     "TOOL_ERROR",
+    "TOOL_FAILURES_ANSWER",
     "TOOL_TIMEOUT",
     "TRUNCATION_MARKER",
+    "UNGROUNDED_ANSWER",
     "UNKNOWN_TOOL",
 ]
 
@@ -177,3 +179,13 @@ APPROVAL_UNAVAILABLE = (
 # What a human reviewer is shown (the description of LangChain's HITL action request).
 APPROVAL_DESCRIPTION = 'Tool "{tool}" needs a human\'s approval before it runs.'
 APPROVAL_RULE_LINE = "Rule {rule_id} asks for it: {content}"
+
+# An answer that states numbers or names no tool returned (GroundedAnswersMiddleware): one
+# focused call with what the tools did return, then a plain "not found".
+GROUNDING_REQUEST = (
+    "Task: {task}\nAnswer: {answer}\n\nWhat the tools returned:\n{observations}\n\n"
+    "The answer states {claims}, which the tools did not return. Rewrite the answer using "
+    "only what the tools returned; if they do not answer the task, say that you could not "
+    "find it. Reply with FINAL: followed by the rewritten answer."
+)
+UNGROUNDED_ANSWER = "I could not find the answer in what the tools returned."

@@ -82,10 +82,16 @@ def test_no_stream_mode_and_no_checkpoint_shows_a_redacted_address(protocol: str
 
 
 def test_a_draft_that_failed_its_check_is_in_no_stream_and_no_checkpoint() -> None:
-    model = ScriptedChatModel([call_step("native", "lookup", name="Alice"), "It costs 12.", "12 EUR"])
+    model = ScriptedChatModel(
+        [call_step("native", "lookup", name="Alice"), "It costs 12.", "12 EUR"]
+    )
     saver = InMemorySaver()
     graph = create_rules_agent(
-        model, [lookup], rules=InMemoryRuleStore([IN_EUROS]), checkpointer=saver
+        model,
+        [lookup],
+        rules=InMemoryRuleStore([IN_EUROS]),
+        checkpointer=saver,
+        grounded_answers=False,
     )
     config = {"configurable": {"thread_id": "t"}}
 
@@ -139,7 +145,9 @@ def test_the_messages_stream_shows_the_checked_answer_once_whole() -> None:
 
     answers = [
         message.text
-        for message, metadata in graph.stream({"messages": [("user", "Who?")]}, stream_mode="messages")
+        for message, metadata in graph.stream(
+            {"messages": [("user", "Who?")]}, stream_mode="messages"
+        )
         if metadata["langgraph_node"] == "model" and message.text
     ]
 
@@ -173,7 +181,9 @@ def test_an_answer_no_check_can_change_streams_token_by_token() -> None:
 
     tokens = [
         message.text
-        for message, metadata in graph.stream({"messages": [("user", "How many?")]}, stream_mode="messages")
+        for message, metadata in graph.stream(
+            {"messages": [("user", "How many?")]}, stream_mode="messages"
+        )
         if metadata["langgraph_node"] == "model" and message.text
     ]
 

@@ -50,7 +50,9 @@ def test_a_second_turn_of_repeated_failures_ends_the_run_with_an_honest_answer()
     assert result.stop_reason == "repeated_calls"
     assert result.answer == f"I could not find the answer: the sql call failed ({ERROR})."
     summary = model.calls[-1].messages[-1].text
-    assert summary.endswith("If they do not answer it, say plainly what you could not find and why.")
+    assert summary.endswith(
+        "If they do not answer it, say plainly what you could not find and why."
+    )
     assert summary.count(ERROR) == 1  # the repeated call adds nothing to what the tools returned
 
 

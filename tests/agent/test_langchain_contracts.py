@@ -13,7 +13,7 @@ from langchain.agents.middleware import (
     SummarizationMiddleware,
 )
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
@@ -186,7 +186,9 @@ def test_one_turn_reads_the_rules_once_and_its_tool_step_judges_by_that_reading(
         return "done"
 
     turn = calls_step("native", ("sql", {"query": "SELECT 1"}), ("sql", {"query": "drop t"}))
-    result = run(create_rules_agent(ScriptedChatModel([turn, "FINAL: ok"]), [sql], rules=store), "x", "sync")
+    result = run(
+        create_rules_agent(ScriptedChatModel([turn, "FINAL: ok"]), [sql], rules=store), "x", "sync"
+    )
 
     assert ran == ["SELECT 1"]
     assert CountingReader.reads == 2  # one per model turn

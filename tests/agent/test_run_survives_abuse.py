@@ -78,9 +78,15 @@ def test_a_new_task_on_a_thread_waiting_for_approval_answers_the_waiting_call() 
 
     model = ScriptedChatModel([call_step("native", "slow", text="x"), "FINAL: moved on"])
     agent = RulesAgent(
-        model, [slow], require_approval=["slow"], approve=lambda _: "approve", checkpointer=InMemorySaver()
+        model,
+        [slow],
+        require_approval=["slow"],
+        approve=lambda _: "approve",
+        checkpointer=InMemorySaver(),
     )
-    paused = agent.graph.invoke({"messages": [("user", "first")]}, {"configurable": {"thread_id": "t"}})
+    paused = agent.graph.invoke(
+        {"messages": [("user", "first")]}, {"configurable": {"thread_id": "t"}}
+    )
     assert paused["__interrupt__"]
 
     result = agent.invoke("something else", thread_id="t")
