@@ -63,7 +63,7 @@ def validate(tasks: Sequence[Task], data: DeskData) -> None:
 # The worker: runs in a process whose PYTHONPATH picks the package under test.
 
 
-def run_tasks(tasks: Sequence[Task]) -> dict[str, Any]:
+def run_tasks(tasks: Sequence[Task], options: dict[str, Any]) -> dict[str, Any]:
     import langchain_agent_rules
     from langchain_agent_rules import (
         AgentRulesError,
@@ -80,7 +80,7 @@ def run_tasks(tasks: Sequence[Task]) -> dict[str, Any]:
         tools = [SqlQueryTool(f"sqlite:///{data.database}"), FileReadTool(DESK)]
         rules = JsonFileRuleStore(RULES)
         for task in tasks:
-            agent = RulesAgent("local", tools, rules=rules, project_id=task.project_id)
+            agent = RulesAgent("local", tools, rules=rules, project_id=task.project_id, **options)
             started = time.perf_counter()
             try:
                 result = agent.invoke(task.question)
@@ -146,12 +146,15 @@ def anchor_root(path: Path) -> Path:
     return path
 
 
-def run_side(name: str, root: Path, tasks: Sequence[Task]) -> dict[str, Any]:
-    print(f"\n{name}: {root}", file=sys.stderr, flush=True)
+def run_side(
+    name: str, root: Path, tasks: Sequence[Task], options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    print(f"\n{name}: {root} {options or ''}", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "records.json"
         command = [sys.executable, __file__, "--worker", str(out)]
         command += ["--tasks", ",".join(task.id for task in tasks)]
+        command += ["--options-json", json.dumps(options or {})]
         subprocess.run(command, env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, check=True)
         side = json.loads(out.read_text(encoding="utf-8"))
     if Path(side["package"]).resolve() != (root / "langchain_agent_rules").resolve():
@@ -218,12 +221,20 @@ def main() -> None:
     parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
     parser.add_argument("--json", type=Path, help="write every figure and answer here")
     parser.add_argument("--anchor-root", type=Path, default=DEFAULT_ANCHOR_ROOT)
+    parser.add_argument(
+        "--ours-option",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="an AgentOptions field for our side only, e.g. grounded_answers=false",
+    )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--options-json", default="{}", help=argparse.SUPPRESS)
     args = parser.parse_args()
     tasks = select_tasks(args.tasks)
 
     if args.worker:
-        side = run_tasks(tasks)
+        side = run_tasks(tasks, json.loads(args.options_json))
         args.worker.write_text(json.dumps(side, default=str), encoding="utf-8")
         return
 
@@ -231,7 +242,11 @@ def main() -> None:
         validate(tasks, DeskData(build_database(Path(folder) / "helpdesk.sqlite")))
     sides = {}
     if args.only in (None, "ours"):
-        sides["ours"] = run_side("ours", REPO, tasks)
+        options = {
+            name: json.loads(value)
+            for name, _, value in (option.partition("=") for option in args.ours_option)
+        }
+        sides["ours"] = run_side("ours", REPO, tasks, options)
     if args.only in (None, "anchor"):
         sides["anchor"] = run_side("anchor", anchor_root(args.anchor_root), tasks)
     print_table(tasks, sides)
