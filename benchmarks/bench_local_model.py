@@ -32,7 +32,6 @@ from langchain_agent_rules.demo import (
     demo_project_root,
     demo_rules_path,
 )
-from langchain_agent_rules.middleware._rules_prompt import read_rules_prompt
 from langchain_agent_rules.middleware.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     PARSE_ERROR,
@@ -41,6 +40,7 @@ from langchain_agent_rules.middleware.prompts import (
 from langchain_agent_rules.models.local import ChatLocalLlama
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
+from langchain_agent_rules.rules.prompt import read_rules_prompt
 from langchain_agent_rules.text_protocol import (
     parse_tool_reply,
     render_tools_prompt,

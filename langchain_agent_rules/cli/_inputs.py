@@ -27,12 +27,12 @@ from langchain_agent_rules._sql_url import (
     database_url,
     lacks_connect_timeout,
 )
-from langchain_agent_rules.agent.postgres_checkpoints import (
+from langchain_agent_rules.errors import AgentConfigurationError, AgentRulesError
+from langchain_agent_rules.models.weights import cache_dir
+from langchain_agent_rules.postgres_checkpoints import (
     is_postgres_url,
     open_postgres_checkpointer,
 )
-from langchain_agent_rules.errors import AgentConfigurationError, AgentRulesError
-from langchain_agent_rules.models.weights import cache_dir
 from langchain_agent_rules.rules.open import open_rule_store
 from langchain_agent_rules.rules.store import RuleReader
 from langchain_agent_rules.tools.file_read import FileReadTool

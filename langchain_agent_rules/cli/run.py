@@ -30,7 +30,6 @@ from rich.markup import escape
 from rich.status import Status
 
 from langchain_agent_rules.agent.facade import RulesAgent
-from langchain_agent_rules.agent.postgres_checkpoints import redacted
 from langchain_agent_rules.agent.result import RunResult
 from langchain_agent_rules.cli._display import print_result, print_step, trace_table
 from langchain_agent_rules.cli._inputs import (
@@ -51,6 +50,7 @@ from langchain_agent_rules.demo import (
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.models.resolve import resolve_chat_model
 from langchain_agent_rules.options import AgentOptions
+from langchain_agent_rules.postgres_checkpoints import redacted
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.tools.file_read import FileReadTool
 from langchain_agent_rules.tools.sql_query import SqlQueryTool

@@ -36,10 +36,7 @@ __all__ = [
     "REVIEW_PASSED",
     "REVIEW_REQUEST",
     "REVISION_REQUEST",
-    "RULES_HEADER",
     "RULE_CONTENT_LINE",
-    "RULE_GROUP_HEADERS",
-    "RULE_LINE",
     "SUMMARIZE_REQUEST",
     "TOOL_DENIED",
     "TOOL_ERROR",
@@ -54,15 +51,6 @@ __all__ = [
 # embedded 1.5B model answered data questions with a bare ```sql block instead of a tool
 # call (measured on the demo data; see the real-model suite).
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
-
-RULES_HEADER = "Follow these rules; a rule listed earlier in a group takes precedence."
-RULE_GROUP_HEADERS = {
-    "REQUIREMENT": "Requirements (always do this):",
-    "PROHIBITION": "Prohibitions (never do this):",
-    "CONSTRAINT": "Constraints (stay within these limits):",
-    "GUIDELINE": "Guidelines (follow when you can):",
-}
-RULE_LINE = "- [{target}] {content}"
 
 UNKNOWN_TOOL = 'ERROR: no tool named "{tool}". Available: {available}'
 INVALID_ARGS = 'ERROR: invalid arguments for tool "{tool}": {message}'

@@ -47,7 +47,6 @@ from langchain_agent_rules.middleware._answers import (
 from langchain_agent_rules.middleware._answers import (
     ModelRequest as Messages,
 )
-from langchain_agent_rules.middleware._rules_prompt import RulesPrompt, aread_rules, read_rules
 from langchain_agent_rules.middleware._step import (
     ModelStep,
     Refusal,
@@ -69,6 +68,7 @@ from langchain_agent_rules.options import AgentOptions, Review
 from langchain_agent_rules.rules.engine import check_tool_call, redact_observation
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 from langchain_agent_rules.rules.model import Rule, RuleTarget
+from langchain_agent_rules.rules.prompt import RulesPrompt, aread_rules, read_rules
 from langchain_agent_rules.rules.store import RuleReader
 from langchain_agent_rules.tools.agent_rule import AgentRuleTool
 

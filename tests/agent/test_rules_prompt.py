@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_agent_rules.middleware._rules_prompt import (
+from langchain_agent_rules.rules.limits import AgentRuleToolConfig, compact_json, utf8_len
+from langchain_agent_rules.rules.memory import InMemoryRuleStore
+from langchain_agent_rules.rules.model import Rule
+from langchain_agent_rules.rules.prompt import (
     aread_rules,
     aread_rules_prompt,
     fitting_rules,
@@ -10,9 +13,6 @@ from langchain_agent_rules.middleware._rules_prompt import (
     read_rules_prompt,
     render_rules_prompt,
 )
-from langchain_agent_rules.rules.limits import AgentRuleToolConfig, compact_json, utf8_len
-from langchain_agent_rules.rules.memory import InMemoryRuleStore
-from langchain_agent_rules.rules.model import Rule
 
 
 def rule(

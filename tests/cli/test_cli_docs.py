@@ -36,13 +36,13 @@ from langchain_agent_rules import (
     open_rule_store,
     resolve_chat_model,
 )
-from langchain_agent_rules.agent.postgres_checkpoints import open_postgres_checkpointer
 from langchain_agent_rules.cli import build_parser, main
 from langchain_agent_rules.demo import demo_database_url
 from langchain_agent_rules.middleware.prompts import TOOL_DENIED, TOOL_TIMEOUT, UNKNOWN_TOOL
 from langchain_agent_rules.models._cpu_probe import run_probe
 from langchain_agent_rules.models._llama_runner import room_for_reply
 from langchain_agent_rules.models.local import _grammar_functions
+from langchain_agent_rules.postgres_checkpoints import open_postgres_checkpointer
 from langchain_agent_rules.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,11 +11,11 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.middleware import AgentRulesMiddleware, TextToolProtocolMiddleware
-from langchain_agent_rules.middleware._rules_prompt import render_rules_prompt
 from langchain_agent_rules.rules.langgraph_store import LangGraphRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig, effective_rules_payload
 from langchain_agent_rules.rules.memory import InMemoryRuleStore
 from langchain_agent_rules.rules.model import Rule
+from langchain_agent_rules.rules.prompt import render_rules_prompt
 from langchain_agent_rules.testing import ScriptedChatModel
 
 from .sample_tools import add

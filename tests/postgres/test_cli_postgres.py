@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.agent.postgres_checkpoints import open_postgres_checkpointer
 from langchain_agent_rules.cli import main
+from langchain_agent_rules.postgres_checkpoints import open_postgres_checkpointer
 from langchain_agent_rules.testing import ScriptedChatModel
 
 from .processes import run_alone

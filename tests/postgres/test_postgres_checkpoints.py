@@ -8,12 +8,12 @@ from collections.abc import Callable
 import pytest
 
 from langchain_agent_rules.agent.builder import create_rules_agent
-from langchain_agent_rules.agent.postgres_checkpoints import (
+from langchain_agent_rules.errors import AgentConfigurationError
+from langchain_agent_rules.postgres_checkpoints import (
     is_postgres_url,
     open_postgres_checkpointer,
     redacted,
 )
-from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.testing import ScriptedChatModel
 
 from .processes import run_together

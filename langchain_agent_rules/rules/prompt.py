@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-from langchain_agent_rules.middleware.prompts import RULE_GROUP_HEADERS, RULE_LINE, RULES_HEADER
 from langchain_agent_rules.rules.engine import RuleEvent
 from langchain_agent_rules.rules.limits import (
     AgentRuleToolConfig,
@@ -32,6 +31,9 @@ from langchain_agent_rules.rules.model import Rule
 from langchain_agent_rules.rules.store import RuleReader
 
 __all__ = [
+    "RULES_HEADER",
+    "RULE_GROUP_HEADERS",
+    "RULE_LINE",
     "RulesPrompt",
     "aread_effective_rules",
     "aread_rules",
@@ -42,6 +44,16 @@ __all__ = [
     "read_rules_prompt",
     "render_rules_prompt",
 ]
+
+# Model-facing text: how the rules appear in the system prompt (tested word for word).
+RULES_HEADER = "Follow these rules; a rule listed earlier in a group takes precedence."
+RULE_GROUP_HEADERS = {
+    "REQUIREMENT": "Requirements (always do this):",
+    "PROHIBITION": "Prohibitions (never do this):",
+    "CONSTRAINT": "Constraints (stay within these limits):",
+    "GUIDELINE": "Guidelines (follow when you can):",
+}
+RULE_LINE = "- [{target}] {content}"
 
 
 @dataclass(frozen=True)
