@@ -2,9 +2,8 @@
 
 `answer_enforcement` is the whole procedure as a generator: it yields each model request
 (a list of messages, for a model without tools) and is sent the reply, or ``None`` when
-no budget is left for another call; it returns an `EnforcedAnswer`. `enforce_answer` and
-`aenforce_answer` drive it with a function that calls the model, so the graph's
-``check_answer`` node and `AgentRulesMiddleware` take the same steps, sync and async:
+no budget is left for another call; it returns an `EnforcedAnswer`. `AgentRulesMiddleware`
+drives it inside the model step, the same steps for sync and async runs:
 
 1. With ``review="model"`` and OUTPUT rules that have no check, one call asks the model
    whether the answer to the task follows them (`REVIEW_REQUEST`); a rewritten answer
@@ -23,7 +22,7 @@ a rule that kept passing appears once.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -53,9 +52,7 @@ __all__ = [
     "EnforcedAnswer",
     "Enforcement",
     "ModelRequest",
-    "aenforce_answer",
     "answer_enforcement",
-    "enforce_answer",
     "is_enforced",
     "reviews_answer",
 ]
@@ -182,29 +179,3 @@ def answer_enforcement(
     if verdict.status == "blocked":
         return EnforcedAnswer(_blocked(verdict), events.recorded)
     return EnforcedAnswer(verdict.text, events.recorded)
-
-
-def enforce_answer(
-    steps: Enforcement, call_model: Callable[[ModelRequest], BaseMessage | None]
-) -> EnforcedAnswer:
-    """Run ``steps``, answering each request with ``call_model`` (None: no budget left)."""
-    try:
-        request = next(steps)
-        while True:
-            request = steps.send(call_model(request))
-    except StopIteration as done:
-        result: EnforcedAnswer = done.value
-        return result
-
-
-async def aenforce_answer(
-    steps: Enforcement, call_model: Callable[[ModelRequest], Awaitable[BaseMessage | None]]
-) -> EnforcedAnswer:
-    """Async `enforce_answer`."""
-    try:
-        request = next(steps)
-        while True:
-            request = steps.send(await call_model(request))
-    except StopIteration as done:
-        result: EnforcedAnswer = done.value
-        return result

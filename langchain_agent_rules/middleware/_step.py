@@ -23,7 +23,7 @@ without the streaming callback handlers (LangGraph's ``messages`` stream, ``astr
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -47,7 +47,16 @@ from langchain_agent_rules.middleware.state import (
 from langchain_agent_rules.middleware.usage import Stopwatch, storable_reply
 from langchain_agent_rules.rules.engine import RuleEvent
 
-__all__ = ["MAX_REFUSED_TURNS", "ModelStep", "Refusal", "arun_model_step", "run_model_step"]
+__all__ = [
+    "MAX_REFUSED_TURNS",
+    "Call",
+    "ModelStep",
+    "Refusal",
+    "TurnSteps",
+    "Work",
+    "arun_model_step",
+    "run_model_step",
+]
 
 MAX_REFUSED_TURNS = 3
 """Turns in a row whose calls were all refused that one step allows, when no
@@ -300,32 +309,86 @@ def _call_config(quiet: bool, tags: Sequence[str]) -> RunnableConfig | None:
     return changed  # type: ignore[return-value]
 
 
-Turn = Callable[
-    [ModelRequest[Any], Callable[[ModelRequest[Any]], ModelResponse[Any]], ModelStep],
-    ModelResponse[Any],
-]
-AsyncTurn = Callable[
-    [ModelRequest[Any], Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]], ModelStep],
-    Awaitable[ModelResponse[Any]],
-]
+@dataclass(frozen=True)
+class Call:
+    """A layer's request for the next layer (and, at the end, the model) to answer."""
+
+    request: ModelRequest[Any]
+    purpose: ModelCallPurpose | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Work:
+    """Work a layer needs done that has a sync and an async way (reading a rule store)."""
+
+    run: Callable[[], Any]
+    arun: Callable[[], Awaitable[Any]]
+
+
+TurnSteps = Generator[Call | Work, Any, ModelResponse[Any]]
+"""A layer's part of a model step, written once for sync and async runs: it yields each
+`Call` (and is sent the response, or thrown the model's error) and each `Work` (and is sent
+its result), and returns the response it passes on."""
+Turn = Callable[[ModelRequest[Any], ModelStep], TurnSteps]
+_Handler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+_AsyncHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+
+
+def _drive(steps: TurnSteps, step: ModelStep, handler: _Handler) -> ModelResponse[Any]:
+    try:
+        effect = next(steps)
+        while True:
+            try:
+                if isinstance(effect, Call):
+                    result = step.call(
+                        handler, effect.request, purpose=effect.purpose, tags=effect.tags
+                    )
+                else:
+                    result = effect.run()
+            except Exception as error:
+                effect = steps.throw(error)
+            else:
+                effect = steps.send(result)
+    except StopIteration as done:
+        response: ModelResponse[Any] = done.value
+        return response
+
+
+async def _adrive(steps: TurnSteps, step: ModelStep, handler: _AsyncHandler) -> ModelResponse[Any]:
+    try:
+        effect = next(steps)
+        while True:
+            try:
+                if isinstance(effect, Call):
+                    result = await step.acall(
+                        handler, effect.request, purpose=effect.purpose, tags=effect.tags
+                    )
+                else:
+                    result = await effect.arun()
+            except Exception as error:
+                effect = steps.throw(error)
+            else:
+                effect = steps.send(result)
+    except StopIteration as done:
+        response: ModelResponse[Any] = done.value
+        return response
 
 
 def run_model_step(
-    request: ModelRequest[Any],
-    handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    turn: Turn,
+    request: ModelRequest[Any], handler: _Handler, turn: Turn
 ) -> ModelCallResult[Any]:
     """Run one layer's ``turn``: joining the current step, or owning a new one."""
     step = _CURRENT.get()
     if step is not None:
-        return turn(request, handler, step)
+        return _drive(turn(request, step), step, handler)
     step = ModelStep(dict(request.state))
     token = _CURRENT.set(step)
     try:
         earlier: list[AnyMessage] = []
         while True:
             retry = request.override(messages=[*request.messages, *earlier]) if earlier else request
-            response, answered = step._next_turn(turn(retry, handler, step))
+            response, answered = step._next_turn(_drive(turn(retry, step), step, handler))
             if answered is None:
                 return step._finish(response, earlier)
             earlier += answered
@@ -334,21 +397,20 @@ def run_model_step(
 
 
 async def arun_model_step(
-    request: ModelRequest[Any],
-    handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    turn: AsyncTurn,
+    request: ModelRequest[Any], handler: _AsyncHandler, turn: Turn
 ) -> ModelCallResult[Any]:
     """Async `run_model_step`."""
     step = _CURRENT.get()
     if step is not None:
-        return await turn(request, handler, step)
+        return await _adrive(turn(request, step), step, handler)
     step = ModelStep(dict(request.state))
     token = _CURRENT.set(step)
     try:
         earlier: list[AnyMessage] = []
         while True:
             retry = request.override(messages=[*request.messages, *earlier]) if earlier else request
-            response, answered = step._next_turn(await turn(retry, handler, step))
+            turned = await _adrive(turn(retry, step), step, handler)
+            response, answered = step._next_turn(turned)
             if answered is None:
                 return step._finish(response, earlier)
             earlier += answered

@@ -27,7 +27,13 @@ from langchain.agents.middleware.types import ModelCallResult
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from langchain_agent_rules.middleware._replies import answer_text
-from langchain_agent_rules.middleware._step import ModelStep, arun_model_step, run_model_step
+from langchain_agent_rules.middleware._step import (
+    Call,
+    ModelStep,
+    TurnSteps,
+    arun_model_step,
+    run_model_step,
+)
 from langchain_agent_rules.middleware.limits import task_of
 from langchain_agent_rules.middleware.prompts import GROUNDING_REQUEST, UNGROUNDED_ANSWER
 from langchain_agent_rules.middleware.state import GuardState, TraceStep
@@ -230,45 +236,23 @@ class GroundedAnswersMiddleware(AgentMiddleware[GuardState, Any, Any]):
         result = [checked if m is reply else m for m in response.result]
         return ModelResponse(result=result, structured_response=response.structured_response)
 
-    def _turn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
+    def _turn(self, request: ModelRequest[Any], step: ModelStep) -> TurnSteps:
+        response: ModelResponse[Any]
         if not self._applies(request, step):
-            return step.call(handler, request)
+            response = yield Call(request)
+            return response
         step.quiet = True
-        response = step.call(handler, request)
+        response = yield Call(request)
         reply = self._answer_of(response, step)
         claims = ungrounded_claims(reply.text, _sources(request)) if reply else []
         if reply is None or not claims:
             return response
         if not step.has_room():
             return self._checked(response, reply, UNGROUNDED_ANSWER)
-        revision = self._request(request, reply.text, claims)
-        revised = _revision(step.call(handler, revision, purpose="revision"))
-        return self._checked(response, reply, self._grounded_or_not(revised, request))
-
-    async def _aturn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
-        if not self._applies(request, step):
-            return await step.acall(handler, request)
-        step.quiet = True
-        response = await step.acall(handler, request)
-        reply = self._answer_of(response, step)
-        claims = ungrounded_claims(reply.text, _sources(request)) if reply else []
-        if reply is None or not claims:
-            return response
-        if not step.has_room():
-            return self._checked(response, reply, UNGROUNDED_ANSWER)
-        revision = self._request(request, reply.text, claims)
-        revised = _revision(await step.acall(handler, revision, purpose="revision"))
-        return self._checked(response, reply, self._grounded_or_not(revised, request))
+        revised: ModelResponse[Any] = yield Call(
+            self._request(request, reply.text, claims), purpose="revision"
+        )
+        return self._checked(response, reply, self._grounded_or_not(_revision(revised), request))
 
     @staticmethod
     def _grounded_or_not(revised: str | None, request: ModelRequest[Any]) -> str:
@@ -290,7 +274,7 @@ class GroundedAnswersMiddleware(AgentMiddleware[GuardState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async `wrap_model_call`."""
-        return await arun_model_step(request, handler, self._aturn)
+        return await arun_model_step(request, handler, self._turn)
 
 
 def _revision(response: ModelResponse[Any]) -> str | None:

@@ -31,7 +31,13 @@ from langgraph.types import Overwrite
 
 from langchain_agent_rules.errors import IterationLimitError
 from langchain_agent_rules.middleware._replies import answer_text
-from langchain_agent_rules.middleware._step import ModelStep, arun_model_step, run_model_step
+from langchain_agent_rules.middleware._step import (
+    Call,
+    ModelStep,
+    TurnSteps,
+    arun_model_step,
+    run_model_step,
+)
 from langchain_agent_rules.middleware.prompts import (
     BUDGET_ANSWERS,
     BUDGET_SPENT,
@@ -274,32 +280,13 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
         )
         return ModelResponse(result=[answer if text else step.answered_without_model(answer)])
 
-    def _turn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
+    def _turn(self, request: ModelRequest[Any], step: ModelStep) -> TurnSteps:
         plan = self._plan(request, step)
         if plan is None:
-            return _honest(step.call(handler, request), step, request.state)
+            return _honest((yield Call(request)), step, request.state)
         if isinstance(plan, AIMessage):
             return ModelResponse(result=[plan])
-        response = step.call(handler, plan, purpose="summary")
-        return self._answer(step, _reply_of(response), request.state)
-
-    async def _aturn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
-        plan = self._plan(request, step)
-        if plan is None:
-            return _honest(await step.acall(handler, request), step, request.state)
-        if isinstance(plan, AIMessage):
-            return ModelResponse(result=[plan])
-        response = await step.acall(handler, plan, purpose="summary")
+        response = yield Call(plan, purpose="summary")
         return self._answer(step, _reply_of(response), request.state)
 
     def _record(self, step: ModelStep, reply: AIMessage) -> dict[str, Any]:
@@ -331,7 +318,7 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async `wrap_model_call`."""
-        return await arun_model_step(request, handler, self._aturn)
+        return await arun_model_step(request, handler, self._turn)
 
 
 _RAW_ERROR_SLACK = 60

@@ -37,7 +37,14 @@ from langchain_agent_rules.middleware._replies import (
     from_text_reply,
     strip_final,
 )
-from langchain_agent_rules.middleware._step import ModelStep, arun_model_step, run_model_step
+from langchain_agent_rules.middleware._step import (
+    Call,
+    ModelStep,
+    TurnSteps,
+    Work,
+    arun_model_step,
+    run_model_step,
+)
 from langchain_agent_rules.middleware._system import with_section
 from langchain_agent_rules.middleware.state import GuardState
 from langchain_agent_rules.options import AgentOptions, ProtocolName
@@ -195,41 +202,20 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
             result=[*others, checked], structured_response=response.structured_response
         )
 
-    def _turn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
+    def _turn(self, request: ModelRequest[Any], step: ModelStep) -> TurnSteps:
+        if self.protocol == "auto" and request.tools and id(request.model) not in self._chosen:
+            # Asking an Ollama server blocks: an async run does it off the event loop.
+            yield Work(
+                lambda: self._choose(request), lambda: asyncio.to_thread(self._choose, request)
+            )
         protocol, sent = self._plan(request, step)
-        tags = [TEXT_REPLY_TAG] if protocol == "text" else []
         try:
-            response = step.call(handler, sent, tags=tags)
+            response = yield Call(sent, tags=(TEXT_REPLY_TAG,) if protocol == "text" else ())
         except Exception as error:
             if protocol != "native" or not self._falls_back(request, error):
                 raise
             protocol, sent = self._plan(request, step)
-            response = step.call(handler, sent, tags=[TEXT_REPLY_TAG])
-        return self._reply(protocol, response, step)
-
-    async def _aturn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
-        if self.protocol == "auto" and id(request.model) not in self._chosen and request.tools:
-            # Asking an Ollama server blocks: do it off the event loop.
-            await asyncio.to_thread(self._choose, request)
-        protocol, sent = self._plan(request, step)
-        tags = [TEXT_REPLY_TAG] if protocol == "text" else []
-        try:
-            response = await step.acall(handler, sent, tags=tags)
-        except Exception as error:
-            if protocol != "native" or not self._falls_back(request, error):
-                raise
-            protocol, sent = self._plan(request, step)
-            response = await step.acall(handler, sent, tags=[TEXT_REPLY_TAG])
+            response = yield Call(sent, tags=(TEXT_REPLY_TAG,))
         return self._reply(protocol, response, step)
 
     def wrap_model_call(
@@ -246,7 +232,7 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async `wrap_model_call`."""
-        return await arun_model_step(request, handler, self._aturn)
+        return await arun_model_step(request, handler, self._turn)
 
 
 class TextToolProtocolMiddleware(ToolProtocolMiddleware):

@@ -16,7 +16,7 @@ While an answer can still change, the model's reply is hidden from every stream 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain.agents.middleware import (
@@ -26,7 +26,7 @@ from langchain.agents.middleware import (
     ToolCallRequest,
 )
 from langchain.agents.middleware.types import ModelCallResult
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
@@ -37,10 +37,8 @@ from langchain_agent_rules.errors import (
     ToolExecutionError,
 )
 from langchain_agent_rules.middleware._answers import (
-    Enforcement,
-    aenforce_answer,
+    EnforcedAnswer,
     answer_enforcement,
-    enforce_answer,
     is_enforced,
     reviews_answer,
 )
@@ -48,8 +46,11 @@ from langchain_agent_rules.middleware._answers import (
     ModelRequest as Messages,
 )
 from langchain_agent_rules.middleware._step import (
+    Call,
     ModelStep,
     Refusal,
+    TurnSteps,
+    Work,
     arun_model_step,
     run_model_step,
 )
@@ -230,17 +231,6 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
                 Refusal(call["id"] or "", call["name"], call["args"], text, "denied", events)
             )
 
-    def _enforcement(
-        self, request: ModelRequest[Any], rules: RulesPrompt, answer: str
-    ) -> Enforcement:
-        return answer_enforcement(
-            rules.rules,
-            answer,
-            task=task_of(request.messages),
-            max_revisions=self.options.max_revisions,
-            review=self.options.review,
-        )
-
     def _revision(self, request: ModelRequest[Any], messages: Messages) -> ModelRequest[Any]:
         """``request`` reduced to ``messages``: no tools, history or system prompt."""
         return request.override(
@@ -273,65 +263,46 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
             and is_enforced(rules.rules, self.options.review)
         )
 
-    def _purposes(self, rules: RulesPrompt) -> list[ModelCallPurpose]:
-        return ["review"] if reviews_answer(rules.rules, self.options.review) else []
-
-    def _turn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
+    def _turn(self, request: ModelRequest[Any], step: ModelStep) -> TurnSteps:
         rules = step.memo.get(id(self))
         if rules is None:
-            rules = step.memo[id(self)] = self._read()
-        response = step.call(handler, self._begin(request, step, rules))
+            rules = step.memo[id(self)] = yield Work(self._read, self._aread)
+        response: ModelResponse[Any] = yield Call(self._begin(request, step, rules))
         reply = _reply_of(response)
         if self.enforce and reply is not None and reply.tool_calls:
             self._judge_calls(reply, rules, step)
-        if not self._needs_answer_check(reply, rules, response):
+        if reply is None or not self._needs_answer_check(reply, rules, response):
             return response
-        assert reply is not None
-        purposes = self._purposes(rules)
-
-        def call(messages: Messages) -> BaseMessage | None:
-            if not step.has_room():
-                return None
-            purpose = purposes.pop(0) if purposes else "revision"
-            return _reply_of(step.call(handler, self._revision(request, messages), purpose=purpose))
-
-        enforced = enforce_answer(self._enforcement(request, rules, reply.text), call)
+        enforced = yield from self._enforce(request, step, rules, reply.text)
         step.add_events(enforced.events)
         return self._checked(response, reply, enforced.text)
 
-    async def _aturn(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-        step: ModelStep,
-    ) -> ModelResponse[Any]:
-        rules = step.memo.get(id(self))
-        if rules is None:
-            rules = step.memo[id(self)] = await self._aread()
-        response = await step.acall(handler, self._begin(request, step, rules))
-        reply = _reply_of(response)
-        if self.enforce and reply is not None and reply.tool_calls:
-            self._judge_calls(reply, rules, step)
-        if not self._needs_answer_check(reply, rules, response):
-            return response
-        assert reply is not None
-        purposes = self._purposes(rules)
-
-        async def call(messages: Messages) -> BaseMessage | None:
-            if not step.has_room():
-                return None
-            purpose = purposes.pop(0) if purposes else "revision"
-            revised = await step.acall(handler, self._revision(request, messages), purpose=purpose)
-            return _reply_of(revised)
-
-        enforced = await aenforce_answer(self._enforcement(request, rules, reply.text), call)
-        step.add_events(enforced.events)
-        return self._checked(response, reply, enforced.text)
+    def _enforce(
+        self, request: ModelRequest[Any], step: ModelStep, rules: RulesPrompt, answer: str
+    ) -> Generator[Call | Work, Any, EnforcedAnswer]:
+        """Drive `answer_enforcement`: each review or revision is a call without tools."""
+        purposes: list[ModelCallPurpose] = (
+            ["review"] if reviews_answer(rules.rules, self.options.review) else []
+        )
+        enforcement = answer_enforcement(
+            rules.rules,
+            answer,
+            task=task_of(request.messages),
+            max_revisions=self.options.max_revisions,
+            review=self.options.review,
+        )
+        try:
+            messages = next(enforcement)
+            while True:
+                reply = None
+                if step.has_room():
+                    purpose = purposes.pop(0) if purposes else "revision"
+                    revised = yield Call(self._revision(request, messages), purpose=purpose)
+                    reply = _reply_of(revised)
+                messages = enforcement.send(reply)
+        except StopIteration as done:
+            enforced: EnforcedAnswer = done.value
+            return enforced
 
     def _read(self) -> RulesPrompt:
         if self.reader is None:
@@ -357,7 +328,7 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async `wrap_model_call`; the rules are read without blocking the event loop."""
-        return await arun_model_step(request, handler, self._aturn)
+        return await arun_model_step(request, handler, self._turn)
 
     # --- the tool step -------------------------------------------------------------------
 
