@@ -14,14 +14,22 @@ fastest of the repetitions, the one least disturbed by other processes) and the 
 `create_agent` in the same configuration, then the checkpoint bytes written to SQLite
 for three 1 MB tool outputs.
 
-Aim (issue 4): our per-iteration overhead at or below create_agent's, despite the trace,
-limits and timeouts.
+With ``--anchor-root PATH`` (a checkout of an earlier commit, e.g. ``git worktree add
+/tmp/anchor-76701f2 76701f2``) the same workload also runs there, in a process of its own
+with that package on ``PYTHONPATH``, and its ``create_rules_agent`` is shown beside ours,
+each as a ratio to the ``create_agent`` measured in its own process.
+
+Aim (issue 16): the full stack at most 1.15x bare ``create_agent`` per iteration; three
+1 MB tool results at most 100 KB of checkpoints.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -342,13 +350,50 @@ def measure_checkpoint_bytes(folder: Path) -> list[tuple[str, int, int]]:
     return rows
 
 
-def main() -> None:
-    quick = "--quick" in sys.argv
+def _argument(name: str) -> str | None:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+
+
+def measure(quick: bool) -> tuple[list[Any], list[Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        rows = measure_timings(quick, folder)
-        byte_rows = measure_checkpoint_bytes(folder)
+        return measure_timings(quick, folder), measure_checkpoint_bytes(folder)
+
+
+def measure_anchor(root: Path, quick: bool) -> tuple[list[Any], list[Any]]:
+    """The same workload on the package under ``root``: its agent and its create_agent."""
+    label = f"create_rules_agent, own graph ({root.name})"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "anchor.json"
+        command = [sys.executable, __file__, "--worker", str(out), *(["--quick"] if quick else [])]
+        subprocess.run(command, env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, check=True)
+        rows, byte_rows = json.loads(out.read_text())
+    renamed = {"create_rules_agent": label, "create_agent": f"create_agent ({root.name})"}
+    return (
+        [(renamed.get(r[0], r[0]), r[1], r[2], r[3], tuple(r[4])) for r in rows],
+        [(renamed.get(r[0], r[0]), r[1], r[2]) for r in byte_rows],
+    )
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    worker = _argument("--worker")
+    if worker:
+        RUNNERS.pop("StateGraph (minimal)")
+        Path(worker).write_text(json.dumps(measure(quick)))
+        return
+    rows, byte_rows = measure(quick)
+    anchor = _argument("--anchor-root")
+    if anchor:
+        anchor_rows, anchor_bytes = measure_anchor(Path(anchor), quick)
+        rows += anchor_rows
+        byte_rows += anchor_bytes
     baseline = {(mode, saver, n): ms for name, mode, saver, n, ms in rows if name == "create_agent"}
+    anchor_baseline = {
+        (mode, saver, n): ms
+        for name, mode, saver, n, ms in rows
+        if name.startswith("create_agent (")
+    }
     print(
         "| runner | mode | checkpointer | "
         + " | ".join(f"{n} it: wall / CPU ms per it (x create_agent)" for n in ITERATIONS)
@@ -367,7 +412,8 @@ def main() -> None:
                 for r_name, r_mode, r_saver, r_n, v in rows
                 if (r_name, r_mode, r_saver, r_n) == (name, mode, saver, n)
             )
-            base = baseline.get((mode, saver, n)) or baseline[(mode, "none", n)]
+            table = anchor_baseline if "(" in name else baseline
+            base = table.get((mode, saver, n)) or table[(mode, "none", n)]
             cells.append(
                 f"{ms[0]:.2f} ({ms[0] / base[0]:.2f}x) / {ms[1]:.2f} ({ms[1] / base[1]:.2f}x)"
             )

@@ -27,9 +27,10 @@ from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState as LangChainAgentState
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallResult
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, InvalidToolCall, ToolMessage
@@ -52,6 +53,7 @@ __all__ = [
     "Call",
     "ModelStep",
     "Refusal",
+    "StepMiddleware",
     "TurnSteps",
     "Work",
     "arun_model_step",
@@ -416,3 +418,25 @@ async def arun_model_step(
             earlier += answered
     finally:
         _CURRENT.reset(token)
+
+
+StateT = TypeVar("StateT", bound=LangChainAgentState[Any])
+
+
+class StepMiddleware(AgentMiddleware[StateT, Any, Any]):
+    """A middleware whose part of each model call is a `Turn`, run in the shared model step."""
+
+    def _turn(self, request: ModelRequest[Any], step: ModelStep) -> TurnSteps:
+        raise NotImplementedError  # pragma: no cover - every subclass has its own
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: _Handler
+    ) -> ModelCallResult[Any]:
+        """Take this middleware's part in the model step (see `_turn`)."""
+        return run_model_step(request, handler, self._turn)
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: _AsyncHandler
+    ) -> ModelCallResult[Any]:
+        """Async `wrap_model_call`."""
+        return await arun_model_step(request, handler, self._turn)

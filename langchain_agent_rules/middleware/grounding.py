@@ -18,21 +18,19 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any, cast
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ModelCallResult
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from langchain_agent_rules.middleware._replies import answer_text
 from langchain_agent_rules.middleware._step import (
     Call,
     ModelStep,
+    StepMiddleware,
     TurnSteps,
-    arun_model_step,
-    run_model_step,
 )
 from langchain_agent_rules.middleware.limits import task_of
 from langchain_agent_rules.middleware.prompts import GROUNDING_REQUEST, UNGROUNDED_ANSWER
@@ -176,7 +174,7 @@ def _observations(state: Mapping[str, Any]) -> str:
     )
 
 
-class GroundedAnswersMiddleware(AgentMiddleware[GuardState, Any, Any]):
+class GroundedAnswersMiddleware(StepMiddleware[GuardState]):
     """Revise an answer that states what no tool returned; say so if it cannot be fixed.
 
     Setup:
@@ -259,22 +257,6 @@ class GroundedAnswersMiddleware(AgentMiddleware[GuardState, Any, Any]):
         if revised and not ungrounded_claims(revised, _sources(request)):
             return revised
         return UNGROUNDED_ANSWER
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult[Any]:
-        """Revise an answer that states a number or a name no tool returned."""
-        return run_model_step(request, handler, self._turn)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult[Any]:
-        """Async `wrap_model_call`."""
-        return await arun_model_step(request, handler, self._turn)
 
 
 def _revision(response: ModelResponse[Any]) -> str | None:

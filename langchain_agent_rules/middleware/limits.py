@@ -19,11 +19,10 @@ the model is called, so no provider is sent an unanswered call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ModelCallResult
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
@@ -34,9 +33,8 @@ from langchain_agent_rules.middleware._replies import answer_text
 from langchain_agent_rules.middleware._step import (
     Call,
     ModelStep,
+    StepMiddleware,
     TurnSteps,
-    arun_model_step,
-    run_model_step,
 )
 from langchain_agent_rules.middleware.prompts import (
     BUDGET_ANSWERS,
@@ -93,7 +91,7 @@ def _open_calls_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage] | N
     return repaired if changed else None
 
 
-class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
+class RunLimitsMiddleware(StepMiddleware[LimitsState]):
     """Bound a run by iterations, model calls and tokens, and record its result and usage.
 
     Setup:
@@ -303,22 +301,6 @@ class RunLimitsMiddleware(AgentMiddleware[LimitsState, Any, Any]):
             update.update(answer=reply.text, stop_reason=reason)
         update["iterations"] = iterations
         return update
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult[Any]:
-        """Apply the budgets to this model call and record it."""
-        return run_model_step(request, handler, self._turn)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult[Any]:
-        """Async `wrap_model_call`."""
-        return await arun_model_step(request, handler, self._turn)
 
 
 _RAW_ERROR_SLACK = 60

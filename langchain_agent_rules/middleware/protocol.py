@@ -21,11 +21,9 @@ removed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ModelCallResult
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.tools import BaseTool
@@ -40,10 +38,9 @@ from langchain_agent_rules.middleware._replies import (
 from langchain_agent_rules.middleware._step import (
     Call,
     ModelStep,
+    StepMiddleware,
     TurnSteps,
     Work,
-    arun_model_step,
-    run_model_step,
 )
 from langchain_agent_rules.middleware._system import with_section
 from langchain_agent_rules.middleware.state import GuardState
@@ -71,7 +68,7 @@ def _is_local_llama(model: BaseChatModel) -> bool:
     return isinstance(model, ChatLocalLlama)
 
 
-class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
+class ToolProtocolMiddleware(StepMiddleware[GuardState]):
     """Call tools natively or through fenced JSON, and make every reply safe to store.
 
     Setup:
@@ -217,22 +214,6 @@ class ToolProtocolMiddleware(AgentMiddleware[GuardState, Any, Any]):
             protocol, sent = self._plan(request, step)
             response = yield Call(sent, tags=(TEXT_REPLY_TAG,))
         return self._reply(protocol, response, step)
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult[Any]:
-        """Call the model through the chosen protocol; refuse calls that cannot be run."""
-        return run_model_step(request, handler, self._turn)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult[Any]:
-        """Async `wrap_model_call`."""
-        return await arun_model_step(request, handler, self._turn)
 
 
 class TextToolProtocolMiddleware(ToolProtocolMiddleware):

@@ -20,12 +20,10 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain.agents.middleware import (
-    AgentMiddleware,
     ModelRequest,
     ModelResponse,
     ToolCallRequest,
 )
-from langchain.agents.middleware.types import ModelCallResult
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
@@ -49,10 +47,9 @@ from langchain_agent_rules.middleware._step import (
     Call,
     ModelStep,
     Refusal,
+    StepMiddleware,
     TurnSteps,
     Work,
-    arun_model_step,
-    run_model_step,
 )
 from langchain_agent_rules.middleware._system import with_section
 from langchain_agent_rules.middleware.approval import ask_approval
@@ -106,7 +103,7 @@ def _refusal_message(
     return _marked(message, status=status, approval=approval, args=args)
 
 
-class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
+class AgentRulesMiddleware(StepMiddleware[RulesState]):
     """Put a project's effective rules into the system prompt and enforce their checks.
 
     Setup:
@@ -313,22 +310,6 @@ class AgentRulesMiddleware(AgentMiddleware[RulesState, Any, Any]):
         if self.reader is None:
             return _NO_RULES
         return await aread_rules(self.reader, self.project_id, self.config)
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult[Any]:
-        """Call the model with the rules in the prompt; judge its tool calls or answer."""
-        return run_model_step(request, handler, self._turn)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult[Any]:
-        """Async `wrap_model_call`; the rules are read without blocking the event loop."""
-        return await arun_model_step(request, handler, self._turn)
 
     # --- the tool step -------------------------------------------------------------------
 
