@@ -79,19 +79,43 @@ from pydantic import Field, model_validator
 
 from langchain_agent_rules.errors import AgentConfigurationError, ModelUnavailableError
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
+from langchain_agent_rules.models._prefix_store import PrefixStore
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
 from langchain_agent_rules.models._tool_grammar import ReplyGrammar, tool_call_grammar
-from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT, embedded_model_path
+from langchain_agent_rules.models.weights import (
+    LOCAL_EXTRA_HINT,
+    cache_dir,
+    embedded_model_path,
+)
 from langchain_agent_rules.text_protocol import render_tools_prompt, to_text_messages
 
-__all__ = ["PREFIX_CACHE_BYTES", "ChatLocalLlama", "default_thread_count"]
+__all__ = [
+    "PREFIX_CACHE_BYTES",
+    "PREFIX_CACHE_DIR_ENV",
+    "PREFIX_STORE_BYTES",
+    "ChatLocalLlama",
+    "default_prefix_cache_dir",
+    "default_thread_count",
+]
 
 PREFIX_CACHE_BYTES = 256 * 1024 * 1024
 """RAM for saved system-prompt states per loaded model: the embedded model's ~700-token
 prefix (rules, tools, schema) takes about 20 MB."""
+PREFIX_STORE_BYTES = 512 * 1024 * 1024
+"""Disk for saved system-prompt states, all models and processes together (about 25
+prefixes of the embedded model); the least recently used go first."""
+PREFIX_CACHE_DIR_ENV = "AGENT_RULES_PREFIX_CACHE_DIR"
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
+
+
+def default_prefix_cache_dir() -> str | None:
+    """``$AGENT_RULES_PREFIX_CACHE_DIR``, else ``prefix`` in the cache folder; ``off``: None."""
+    value = os.environ.get(PREFIX_CACHE_DIR_ENV, "").strip()
+    if value.lower() == "off":
+        return None
+    return str(Path(value).expanduser() if value else cache_dir() / "prefix")
 
 
 def default_thread_count() -> int:
@@ -117,6 +141,10 @@ class ChatLocalLlama(BaseChatModel):
     """The longest reply in tokens."""
     seed: int = 0
     """The sampling seed, fixed so runs repeat."""
+    prefix_cache_dir: str | None = Field(default_factory=default_prefix_cache_dir)
+    """Where evaluated system messages are saved on disk, so that a new process restores
+    them instead of reading them again (at most `PREFIX_STORE_BYTES`); ``None`` keeps
+    them in RAM only. The default follows `PREFIX_CACHE_DIR_ENV`."""
 
     @model_validator(mode="after")
     def _resolve_model_file(self) -> ChatLocalLlama:
@@ -208,8 +236,11 @@ class ChatLocalLlama(BaseChatModel):
         sampling = Sampling(self.temperature, self.repeat_penalty, self.seed, self.max_tokens)
         usage = CallUsage()
         scanner = StopScanner(stop or [])
+        store = None
+        if self.prefix_cache_dir is not None:
+            store = PrefixStore(Path(self.prefix_cache_dir), PREFIX_STORE_BYTES)
         pieces = runner.generate(
-            [_to_llama_message(message) for message in messages], sampling, grammar, usage
+            [_to_llama_message(message) for message in messages], sampling, grammar, usage, store
         )
         try:
             for piece in pieces:
