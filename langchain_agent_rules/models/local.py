@@ -121,7 +121,7 @@ PREFIX_STORE_BYTES = 512 * 1024 * 1024
 prefixes of the embedded model); the least recently used go first."""
 PREFIX_CACHE_DIR_ENV = "AGENT_RULES_PREFIX_CACHE_DIR"
 
-StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
+_StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
 
@@ -198,8 +198,8 @@ class ChatLocalLlama(BaseChatModel):
             ls_provider="llamacpp",
             ls_model_name=kwargs.get("model") or self._model_name(),
             ls_model_type="chat",
-            ls_temperature=kwargs.get("temperature", self.temperature),
-            ls_max_tokens=kwargs.get("max_tokens", self.max_tokens),
+            ls_temperature=self.temperature,
+            ls_max_tokens=self.max_tokens,
         )
         if stop or self.stop:
             params["ls_stop"] = stop or self.stop
@@ -230,7 +230,7 @@ class ChatLocalLlama(BaseChatModel):
         schema: dict[str, Any] | type,
         *,
         include_raw: bool = False,
-        method: StructuredOutputMethod = "function_calling",
+        method: _StructuredOutputMethod = "function_calling",
         strict: bool | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
