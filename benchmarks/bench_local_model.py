@@ -11,13 +11,23 @@ one. It runs on its own ``llama_cpp.Llama`` over the same GGUF file with the sam
 settings. Per task both print model calls, prompt tokens evaluated (not taken from a
 cache), tokens generated (ours: ``+N`` of them forced by the grammar, appended without a
 decode step of their own) and seconds; the last columns are ours / anchor.
+
+Ours starts cold (its saved prefixes go to a temporary folder). Last, a one-query
+``agent-rules run`` in a new process, twice: cold, then warm from the prefixes the first
+process saved on disk.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -37,7 +47,7 @@ from langchain_agent_rules.middleware.prompts import (
     PARSE_ERROR,
     UNKNOWN_TOOL,
 )
-from langchain_agent_rules.models.local import ChatLocalLlama
+from langchain_agent_rules.models.local import PREFIX_CACHE_DIR_ENV, ChatLocalLlama
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
 from langchain_agent_rules.rules.limits import AgentRuleToolConfig
 from langchain_agent_rules.rules.prompt import read_rules_prompt
@@ -214,7 +224,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    model = ChatLocalLlama(n_threads=args.threads)
+    prefixes = tempfile.TemporaryDirectory()
+    model = ChatLocalLlama(n_threads=args.threads, prefix_cache_dir=prefixes.name)
     assert model.model_path is not None
     anchor = Anchor(model.model_path, args.threads)
     prompt_tokens, prompt_speed, generation_speed = anchor.raw_speed()
@@ -250,6 +261,46 @@ def main() -> None:
         print(f"{'':<44} ours: {mine.answer[:60]!r} {mine.tools}")
         print(f"{'':<44} anchor: {base.answer[:60]!r} {base.tools}")
     print(_row("all tasks", totals["ours"], totals["anchor"]))
+    prefixes.cleanup()
+    print()
+    new_processes(DEMO_QUESTIONS[0].question)
+
+
+def new_processes(question: str) -> None:
+    """``agent-rules run`` in a new process, cold and then warm from the disk cache."""
+    print(f"agent-rules run {question!r}, a new process each time (CLI defaults):")
+    with tempfile.TemporaryDirectory() as folder:
+        environment = {**os.environ, PREFIX_CACHE_DIR_ENV: str(Path(folder) / "prefix")}
+        for label in ("cold", "warm from disk"):
+            started = time.perf_counter()
+            run = subprocess.run(
+                [
+                    str(Path(sys.executable).with_name("agent-rules")),
+                    "run",
+                    question,
+                    "--db",
+                    demo_database_url(),
+                    "--root",
+                    str(demo_project_root()),
+                    "--store",
+                    str(demo_rules_path()),
+                    "--checkpoints",
+                    str(Path(folder) / "runs.sqlite"),
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=environment,
+            )
+            seconds = time.perf_counter() - started
+            usage = json.loads(run.stdout)["usage"]
+            evaluated = usage["input_tokens"] - usage["cached_input_tokens"]
+            print(
+                f"  {label:<15} {usage['model_calls']} calls, prompt {usage['input_tokens']} "
+                f"tokens: {evaluated} evaluated, {usage['cached_input_tokens']} cached; "
+                f"{usage['output_tokens']} generated; {seconds:.1f} s with the model's load"
+            )
 
 
 def _row(label: str, mine: Figures, base: Figures) -> str:

@@ -13,7 +13,6 @@ build, machine and model (about as long as loading the model).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import resource
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from langchain_agent_rules.errors import ModelUnavailableError
+from langchain_agent_rules.models._file_identity import file_identity, llama_cpp_library_files
 from langchain_agent_rules.models.build_flags import PORTABLE_CMAKE_ARGS, cpu_flags
 from langchain_agent_rules.models.weights import cache_dir
 
@@ -63,28 +63,13 @@ _passed: set[str] = set()
 _lock = threading.Lock()
 
 
-def _library_files() -> list[Path]:
-    spec = importlib.util.find_spec("llama_cpp")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    package = Path(next(iter(spec.submodule_search_locations)))
-    return sorted(path for path in package.rglob("*.so*") if path.is_file()) + sorted(
-        path for path in package.rglob("*.dylib") if path.is_file()
-    )
-
-
-def _identity(path: Path) -> str:
-    stat = path.stat()
-    return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-
-
 def probe_key(libraries: Iterable[Path], flags: Iterable[str], model_path: str) -> str:
     """The cache key of one probe: library files, CPU flags and model file."""
     digest = hashlib.sha256()
     for part in [
-        *(_identity(path) for path in libraries),
+        *(file_identity(path) for path in libraries),
         " ".join(sorted(flags)),
-        _identity(Path(model_path)),
+        file_identity(Path(model_path)),
     ]:
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()
@@ -138,7 +123,7 @@ def ensure_llama_cpp_runs(model_path: str, n_threads: int) -> bool:
     Raises:
         ModelUnavailableError: The probe child crashed, failed or timed out.
     """
-    key = probe_key(_library_files(), cpu_flags(), model_path)
+    key = probe_key(llama_cpp_library_files(), cpu_flags(), model_path)
     with _lock:
         if key in _passed:
             return False

@@ -28,15 +28,19 @@ from __future__ import annotations
 import codecs
 import ctypes
 import itertools
+import json
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from langchain_agent_rules.errors import ContextWindowError
+from langchain_agent_rules.models._file_identity import file_identity, llama_cpp_build
 from langchain_agent_rules.models._prefix_cache import PrefixCache
+from langchain_agent_rules.models._prefix_store import PrefixKey, PrefixStore
 from langchain_agent_rules.models._tool_grammar import ReplyGrammar
 
 __all__ = ["CONTEXT_WINDOW_TEMPLATE", "CallUsage", "LlamaRunner", "Sampling", "room_for_reply"]
@@ -100,6 +104,7 @@ class LlamaRunner:
         eos, bos = _token_text(llama, llama.token_eos()), _token_text(llama, llama.token_bos())
         self._render = Jinja2ChatFormatter(template, eos, bos, add_generation_prompt=False)
         self._render_open = Jinja2ChatFormatter(template, eos, bos, add_generation_prompt=True)
+        self._place, self._version = _prefix_identity(llama)
 
     def forget(self) -> None:
         """Drop every saved prefix and the kept context: the next call evaluates afresh."""
@@ -135,40 +140,61 @@ class LlamaRunner:
         sampling: Sampling,
         grammar: ReplyGrammar | None,
         usage: CallUsage,
+        store: PrefixStore | None = None,
     ) -> Generator[str, None, None]:
         """Yield the reply's text as it is generated; ``usage`` is filled as it goes.
 
-        The model is locked from the first piece until the generator ends or is closed.
+        The state after a system message is also looked up in, and saved to, ``store``
+        (on disk, for later processes). The model is locked from the first piece until
+        the generator ends or is closed.
         """
         with self.lock:
             segments = self.segments(messages)
             usage.prompt_tokens = sum(len(segment) for segment in segments)
             room = room_for_reply(usage.prompt_tokens, self.llama.n_ctx())
             cacheable = messages[0].get("role") == "system"
-            usage.cached_tokens = self._evaluate(segments[:-1], cacheable)
+            usage.cached_tokens = self._evaluate(segments[:-1], cacheable, store)
             limit = min(sampling.max_tokens, room)
             yield from self._sample(list(segments[-1]), sampling, grammar, limit, usage)
 
-    def _evaluate(self, head: list[tuple[int, ...]], cacheable: bool) -> int:
+    def _evaluate(
+        self, head: list[tuple[int, ...]], cacheable: bool, store: PrefixStore | None
+    ) -> int:
         """Bring the context to the state after ``head``; return the tokens not evaluated."""
         reused = 0
         while reused < min(len(head), len(self._kept)) and head[reused] == self._kept[reused]:
             reused += 1
         self._kept = []
-        cached = sum(len(segment) for segment in head[:reused])
         if reused:
-            self.llama.n_tokens = cached  # the next eval drops everything after this
-        elif head and cacheable and (state := self.prefixes.get(head[0])) is not None:
-            self._load_state(state, head[0])
-            reused, cached = 1, len(head[0])
+            self.llama.n_tokens = sum(len(segment) for segment in head[:reused])
+        elif head and cacheable and self._restore_prefix(head[0], store):
+            reused = 1
         else:
             self.llama.reset()
         for index in range(reused, len(head)):
             self.llama.eval(head[index])
             if index == 0 and cacheable:
-                self.prefixes.put(head[0], self._save_state())
+                self._save_prefix(head[0], store)
         self._kept = head
-        return cached
+        return sum(len(segment) for segment in head[:reused])
+
+    def _prefix_key(self, tokens: tuple[int, ...]) -> PrefixKey:
+        return PrefixKey(self._place, self._version, tokens)
+
+    def _restore_prefix(self, tokens: tuple[int, ...], store: PrefixStore | None) -> bool:
+        """Restore the state after ``tokens`` from RAM, else from ``store``, if saved."""
+        state = self.prefixes.get(tokens)
+        if state is None and store is not None:
+            state = store.get(self._prefix_key(tokens))
+            if state is not None:
+                self.prefixes.put(tokens, state)
+        return state is not None and self._load_state(state, tokens)
+
+    def _save_prefix(self, tokens: tuple[int, ...], store: PrefixStore | None) -> None:
+        state = self._save_state()
+        self.prefixes.put(tokens, state)
+        if store is not None:
+            store.put(self._prefix_key(tokens), state)
 
     def _save_state(self) -> bytes:
         import llama_cpp
@@ -178,15 +204,17 @@ class LlamaRunner:
         written = llama_cpp.llama_state_seq_get_data(self.llama.ctx, buffer, size, 0)
         return bytes(buffer)[:written]
 
-    def _load_state(self, state: bytes, tokens: tuple[int, ...]) -> None:
+    def _load_state(self, state: bytes, tokens: tuple[int, ...]) -> bool:
+        """Restore ``state``; False when llama.cpp refuses it (the caller evaluates afresh)."""
         import llama_cpp
 
         llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(self.llama.ctx), True)
         buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
         if llama_cpp.llama_state_seq_set_data(self.llama.ctx, buffer, len(state), 0) == 0:
-            raise RuntimeError("llama.cpp could not restore a saved prompt prefix")
+            return False
         self.llama.n_tokens = len(tokens)
         self.llama.input_ids[: len(tokens)] = tokens
+        return True
 
     def _sample(
         self,
@@ -274,6 +302,26 @@ class LlamaRunner:
         usage.generated_tokens += len(accepted)
         usage.forced_tokens += len(accepted)
         return accepted
+
+
+def _prefix_identity(llama: Any) -> tuple[str, str]:
+    """A loaded model's `PrefixKey` place (file and settings) and version (file and build)."""
+    import llama_cpp
+
+    model_file = Path(llama.model_path)
+    place = {
+        "model": str(model_file.resolve()),
+        "n_ctx": llama.n_ctx(),
+        "n_batch": llama.n_batch,
+        "n_ubatch": llama.context_params.n_ubatch,
+        "n_threads": llama.context_params.n_threads,
+        "n_threads_batch": llama.context_params.n_threads_batch,
+    }
+    version = {
+        "model_file": file_identity(model_file),
+        "llama_cpp": f"{llama_cpp.__version__} {llama_cpp_build()}",
+    }
+    return json.dumps(place, sort_keys=True), json.dumps(version, sort_keys=True)
 
 
 def _accept(token: int, chain: Any, constraint: Any) -> None:

@@ -18,6 +18,9 @@ The envelope around the arguments is written exactly as `render_tool_call_block`
 it, so once a reply has started, the text up to the arguments is often the only one
 possible (`ReplyGrammar.forced_after`): the sampler then appends it without asking the
 model, one batch instead of a decode step per token.
+
+A structured reply (`json_reply_grammar`) is one JSON object following a schema, through
+the same converter, and nothing else.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ReplyGrammar", "tool_call_grammar"]
+__all__ = ["ReplyGrammar", "json_reply_grammar", "tool_call_grammar"]
 
 _ANSWER_START = "FINAL:"
 _BLOCK_START = "```tool\n"
@@ -47,6 +50,7 @@ _STRICT_CHAR = (
     "\n"
     r'string-piece ::= char | "`" char | "``" char'
 )
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 _CHAR_RULE = re.compile(r"^char ::= .*$", re.MULTILINE)
 _STRING_RULE = re.compile(r'^string ::= "\\"" char\* "\\"" space\n', re.MULTILINE)
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -96,6 +100,18 @@ def tool_call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_answer: bool)
         f"{_BLOCK_START}{_envelope(tool['name'])}{{" for tool in tools
     ]
     return ReplyGrammar("\n".join(lines) + "\n", tuple(starts))
+
+
+def json_reply_grammar(schema: Mapping[str, Any]) -> ReplyGrammar:
+    """The grammar of a reply that is one JSON object following ``schema`` and nothing else.
+
+    ``{"type": "object"}`` allows any object (JSON mode). As in a tool call, strings hold
+    no raw control characters, so ``json.loads`` reads every reply the grammar allows.
+    """
+    converter = _converter()
+    root = _args_rule(converter, "reply", schema)
+    rules = _CHAR_RULE.sub(lambda _: _JSON_CHAR, converter.format_grammar())
+    return ReplyGrammar(f"root ::= {root}\n{rules}\n", ("{",))
 
 
 def _envelope(tool_name: str) -> str:

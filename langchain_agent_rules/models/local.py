@@ -9,17 +9,21 @@ context size, thread count and seed; calls to it are serialised because llama.cp
 reentrant, and async calls run in a worker thread, so the event loop keeps running.
 
 The evaluated state of a system message (prompt, rules and tools) is kept in RAM (least
-recently used first out, at most `PREFIX_CACHE_BYTES`) and restored for every
-conversation that starts with it; replies stay exactly those of a fresh evaluation (see
-``_llama_runner``). ``usage_metadata`` gives the whole prompt as ``input_tokens`` and the
-prompt tokens not evaluated by this call as ``input_token_details["cache_read"]``;
-``response_metadata["forced_tokens"]`` says how many of the ``output_tokens`` the grammar
-forced (appended without a decode step of their own).
+recently used first out, at most `PREFIX_CACHE_BYTES`) and on disk (``prefix_cache_dir``,
+at most `PREFIX_STORE_BYTES`, see ``_prefix_store``) and restored for every conversation
+that starts with it, in this process or a later one; replies stay exactly those of a
+fresh evaluation (see ``_llama_runner``). ``usage_metadata`` gives the whole prompt as
+``input_tokens`` and the prompt tokens not evaluated by this call as
+``input_token_details["cache_read"]``; ``response_metadata["forced_tokens"]`` says how
+many of the ``output_tokens`` the grammar forced (appended without a decode step of
+their own).
 
 Replies to bound tools (`bind_tools`, or `bind_text_protocol` for the rules agent's text
 protocol) are constrained by a llama.cpp grammar to ``FINAL: <answer>`` or exactly one
 call of a bound tool with the argument keys and types of its schema: a call the parser
-cannot read, or of a tool that does not exist, cannot be generated.
+cannot read, or of a tool that does not exist, cannot be generated. Structured output
+is a forced tool call, or (``method="json_schema"`` / ``"json_mode"``) a reply that is the
+JSON object itself, by grammar. It passes LangChain's standard chat model tests.
 
 Setup:
     the ``local`` extra, with llama.cpp compiled for the instruction sets this machine's OS
@@ -46,6 +50,11 @@ Tool calling:
 
         reply = model.bind_tools([sql_query]).invoke("How many customers are active?")
         reply.tool_calls  # [{"name": "sql_query", "args": {"sql": "SELECT ..."}, ...}]
+
+Structured output:
+    .. code-block:: python
+
+        joke = model.with_structured_output(Joke, method="json_schema").invoke("A joke.")
 """
 
 from __future__ import annotations
@@ -58,10 +67,11 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.messages import (
     AIMessage,
@@ -75,23 +85,53 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from langchain_agent_rules.errors import AgentConfigurationError, ModelUnavailableError
 from langchain_agent_rules.models._llama_runner import CallUsage, LlamaRunner, Sampling
+from langchain_agent_rules.models._prefix_store import PrefixStore
 from langchain_agent_rules.models._reply_stream import StopScanner, ToolReplyStream
-from langchain_agent_rules.models._tool_grammar import ReplyGrammar, tool_call_grammar
-from langchain_agent_rules.models.weights import LOCAL_EXTRA_HINT, embedded_model_path
+from langchain_agent_rules.models._structured_output import json_structured_output
+from langchain_agent_rules.models._tool_grammar import (
+    ReplyGrammar,
+    json_reply_grammar,
+    tool_call_grammar,
+)
+from langchain_agent_rules.models.weights import (
+    LOCAL_EXTRA_HINT,
+    cache_dir,
+    embedded_model_path,
+)
 from langchain_agent_rules.text_protocol import render_tools_prompt, to_text_messages
 
-__all__ = ["PREFIX_CACHE_BYTES", "ChatLocalLlama", "default_thread_count"]
+__all__ = [
+    "PREFIX_CACHE_BYTES",
+    "PREFIX_CACHE_DIR_ENV",
+    "PREFIX_STORE_BYTES",
+    "ChatLocalLlama",
+    "default_prefix_cache_dir",
+    "default_thread_count",
+]
 
 PREFIX_CACHE_BYTES = 256 * 1024 * 1024
 """RAM for saved system-prompt states per loaded model: the embedded model's ~700-token
 prefix (rules, tools, schema) takes about 20 MB."""
+PREFIX_STORE_BYTES = 512 * 1024 * 1024
+"""Disk for saved system-prompt states, all models and processes together (about 25
+prefixes of the embedded model); the least recently used go first."""
+PREFIX_CACHE_DIR_ENV = "AGENT_RULES_PREFIX_CACHE_DIR"
 
+_StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
+
+
+def default_prefix_cache_dir() -> str | None:
+    """``$AGENT_RULES_PREFIX_CACHE_DIR``, else ``prefix`` in the cache folder; ``off``: None."""
+    value = os.environ.get(PREFIX_CACHE_DIR_ENV, "").strip()
+    if value.lower() == "off":
+        return None
+    return str(Path(value).expanduser() if value else cache_dir() / "prefix")
 
 
 def default_thread_count() -> int:
@@ -115,8 +155,14 @@ class ChatLocalLlama(BaseChatModel):
     """1.0 means none; small models stop following a tool protocol with a penalty."""
     max_tokens: int = Field(default=512, gt=0)
     """The longest reply in tokens."""
+    stop: list[str] | None = None
+    """Stop sequences for every call; a call's own ``stop`` replaces them."""
     seed: int = 0
     """The sampling seed, fixed so runs repeat."""
+    prefix_cache_dir: str | None = Field(default_factory=default_prefix_cache_dir)
+    """Where evaluated system messages are saved on disk, so that a new process restores
+    them instead of reading them again (at most `PREFIX_STORE_BYTES`); ``None`` keeps
+    them in RAM only. The default follows `PREFIX_CACHE_DIR_ENV`."""
 
     @model_validator(mode="after")
     def _resolve_model_file(self) -> ChatLocalLlama:
@@ -143,8 +189,21 @@ class ChatLocalLlama(BaseChatModel):
             "temperature": self.temperature,
             "repeat_penalty": self.repeat_penalty,
             "max_tokens": self.max_tokens,
+            "stop": self.stop,
             "seed": self.seed,
         }
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        params = LangSmithParams(
+            ls_provider="llamacpp",
+            ls_model_name=kwargs.get("model") or self._model_name(),
+            ls_model_type="chat",
+            ls_temperature=self.temperature,
+            ls_max_tokens=self.max_tokens,
+        )
+        if stop or self.stop:
+            params["ls_stop"] = stop or self.stop
+        return params
 
     def bind_tools(
         self,
@@ -165,6 +224,34 @@ class ChatLocalLlama(BaseChatModel):
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         _grammar_functions(formatted, tool_choice)  # refuses an impossible choice now
         return super().bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        include_raw: bool = False,
+        method: _StructuredOutputMethod = "function_calling",
+        strict: bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
+        """The model replying with ``schema`` (a pydantic class, TypedDict or JSON schema).
+
+        ``method``: ``"function_calling"`` (a forced call of a tool named after the
+        schema), ``"json_schema"`` (the reply is the schema's JSON object, by grammar) or
+        ``"json_mode"`` (any JSON object, by grammar; say in the prompt which keys).
+        ``strict`` is accepted for compatibility: the grammar always holds the reply to
+        the schema.
+        """
+        if method == "function_calling":
+            return super().with_structured_output(schema, include_raw=include_raw, **kwargs)
+        if method not in ("json_schema", "json_mode"):
+            raise AgentConfigurationError(
+                f"method={method!r} is not a structured output method; use "
+                "'function_calling', 'json_schema' or 'json_mode'"
+            )
+        if kwargs:
+            raise AgentConfigurationError(f"unsupported arguments {sorted(kwargs)}")
+        return json_structured_output(self, schema, method, include_raw)
 
     def bind_text_protocol(
         self, tools: Sequence[_ToolLike]
@@ -194,6 +281,7 @@ class ChatLocalLlama(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        self._check_model_override(kwargs.get("model"))
         # Loaded (and so imported) first: the grammar is built by llama-cpp-python.
         runner = _shared_model(self._model_file(), self.n_ctx, self.n_threads, self.seed)
         tools: list[dict[str, Any]] | None = kwargs.get("tools")
@@ -205,11 +293,16 @@ class ChatLocalLlama(BaseChatModel):
             replies = ToolReplyStream()
         elif kwargs.get("text_protocol_tools"):
             grammar = _grammar(kwargs["text_protocol_tools"], True)
+        elif kwargs.get("response_format") is not None:
+            grammar = _json_grammar(json.dumps(kwargs["response_format"], sort_keys=True))
         sampling = Sampling(self.temperature, self.repeat_penalty, self.seed, self.max_tokens)
         usage = CallUsage()
-        scanner = StopScanner(stop or [])
+        scanner = StopScanner(stop or self.stop or [])
+        store = None
+        if self.prefix_cache_dir is not None:
+            store = PrefixStore(Path(self.prefix_cache_dir), PREFIX_STORE_BYTES)
         pieces = runner.generate(
-            [_to_llama_message(message) for message in messages], sampling, grammar, usage
+            [_to_llama_message(message) for message in messages], sampling, grammar, usage, store
         )
         try:
             for piece in pieces:
@@ -235,7 +328,7 @@ class ChatLocalLlama(BaseChatModel):
                 input_token_details={"cache_read": usage.cached_tokens},
             ),
             response_metadata={
-                "model_name": Path(self._model_file()).name,
+                "model_name": self._model_name(),
                 "finish_reason": usage.finish_reason,
                 "forced_tokens": usage.forced_tokens,
             },
@@ -245,6 +338,17 @@ class ChatLocalLlama(BaseChatModel):
     def _model_file(self) -> str:
         assert self.model_path is not None  # set by the validator
         return self.model_path
+
+    def _model_name(self) -> str:
+        return Path(self._model_file()).name
+
+    def _check_model_override(self, requested: object) -> None:
+        if requested is not None and requested != self._model_name():
+            raise AgentConfigurationError(
+                f"this ChatLocalLlama runs {self._model_name()}; it cannot switch to "
+                f"model={requested!r} for one call: create a ChatLocalLlama with that "
+                "model_path instead"
+            )
 
 
 def _chunks(text: str, replies: ToolReplyStream | None) -> list[AIMessageChunk]:
@@ -286,6 +390,11 @@ def _grammar_functions(
 
 def _grammar(functions: list[dict[str, Any]], allow_answer: bool) -> ReplyGrammar:
     return _cached_grammar(json.dumps(functions), allow_answer)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_grammar(schema_json: str) -> ReplyGrammar:
+    return json_reply_grammar(json.loads(schema_json))
 
 
 @functools.lru_cache(maxsize=64)

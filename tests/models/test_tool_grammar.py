@@ -231,3 +231,68 @@ def test_a_string_may_hold_backticks_but_never_a_fence(
         assert [(c.name, c.args) for c in parse_tool_reply(raw).tool_calls] == [
             ("sql_query", {"sql": sql})
         ]
+
+
+JOKE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "setup": {"type": "string"},
+        "punchline": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "rating": {"type": "integer"},
+    },
+    "required": ["setup", "rating"],
+}
+
+
+def json_grammar(schema: dict[str, Any]) -> str:
+    from langchain_agent_rules.models._tool_grammar import json_reply_grammar
+
+    return json_reply_grammar(schema).gbnf
+
+
+@pytest.mark.parametrize(
+    ("reply", "accepted"),
+    [
+        ('{"setup": "Why?", "rating": 3}', True),
+        ('{"setup": "A ```fence``` is fine here", "rating": 0, "punchline": null}', True),
+        ('{"setup": "caf\\u00e9 \\"quoted\\"", "rating": -2, "punchline": "Because."}', True),
+        ('{"setup": "Why?", "punchline": "Because.", "rating": 3}', False),  # required keys first
+        ('{"rating": 3}', False),  # a required key is missing
+        ('{"setup": "Why?", "rating": "3"}', False),  # the wrong type
+        ('{"setup": "Why?", "rating": 3, "extra": 1}', False),  # a key the schema lacks
+        ('{"setup": "line\nbreak", "rating": 3}', False),  # a raw control character
+        ('{"setup": "Why?", "rating": 3} and more', False),  # text after the object
+        ('Sure! {"setup": "Why?", "rating": 3}', False),  # text before it
+    ],
+)
+def test_a_json_schema_reply_is_exactly_one_object_of_the_schema(
+    accepts: Accepts, reply: str, accepted: bool
+) -> None:
+    assert accepts(json_grammar(JOKE_SCHEMA), reply) is accepted
+    if accepted:
+        assert set(json.loads(reply)) >= {"setup", "rating"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "accepted"),
+    [
+        ('{"setup": "Why?", "punchline": "Because."}', True),
+        ('{"nested": {"list": [1, 2.5, true, null, "x"]}}', True),
+        ("{}", True),
+        ('["not", "an", "object"]', False),
+        ('"a string"', False),
+        ("{'single': 'quotes'}", False),
+    ],
+)
+def test_json_mode_accepts_any_object_and_nothing_else(
+    accepts: Accepts, reply: str, accepted: bool
+) -> None:
+    from langchain_agent_rules.models._structured_output import ANY_OBJECT
+
+    assert accepts(json_grammar(ANY_OBJECT), reply) is accepted
+
+
+def test_a_json_reply_starts_with_its_forced_brace() -> None:
+    from langchain_agent_rules.models._tool_grammar import json_reply_grammar
+
+    assert json_reply_grammar(JOKE_SCHEMA).forced_after("") == "{"

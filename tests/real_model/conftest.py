@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,20 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{TALLY.generated_tokens} tokens generated "
             f"({TALLY.forced_tokens} of them forced by a grammar: no decode step of their own)"
         )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefix_states_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Evaluated prefixes go to a folder of this session's (models and CLI runs alike).
+
+    So the suite starts cold whatever earlier runs saved, and its token counts repeat.
+    """
+    from langchain_agent_rules.models.local import PREFIX_CACHE_DIR_ENV
+
+    folder = tmp_path_factory.mktemp("prefix-states")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PREFIX_CACHE_DIR_ENV, str(folder))
+        yield folder
 
 
 def embedded_model(**options: Any) -> ChatLocalLlama:

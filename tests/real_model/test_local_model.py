@@ -5,6 +5,10 @@ async and usage. Replies are kept short (``max_tokens``) where a short one is ex
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +29,15 @@ ONE_QUERY_TASK = "How many active customers do we have?"
 
 
 def _forget_evaluated_prefixes(model: BaseChatModel) -> None:
+    """Drop the saved prefixes, in RAM and in this session's folder on disk."""
     from langchain_agent_rules.models.local import ChatLocalLlama, _shared_model
 
     assert isinstance(model, ChatLocalLlama)
     assert model.model_path is not None
     _shared_model(model.model_path, model.n_ctx, model.n_threads, model.seed).forget()
+    assert model.prefix_cache_dir is not None
+    for entry in Path(model.prefix_cache_dir).glob("*"):
+        entry.unlink()
 
 
 def _model_turns(state: dict[str, Any]) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
@@ -73,6 +81,53 @@ def test_a_task_replies_the_same_fresh_restored_and_after_other_tasks(
     usages = _usages(after_other)
     assert len(usages) == 2
     assert sum(u["input_tokens"] - u["input_token_details"]["cache_read"] for u in usages) <= 250
+
+
+def test_a_new_process_restores_the_prefix_from_disk_and_replies_the_same(
+    demo_database: Path, tmp_path: Path
+) -> None:
+    from langchain_agent_rules.demo import demo_project_root, demo_rules_path
+    from langchain_agent_rules.models.local import PREFIX_CACHE_DIR_ENV
+
+    def run_in_a_new_process() -> dict[str, Any]:
+        run = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("agent-rules")),
+                "run",
+                ONE_QUERY_TASK,
+                "--db",
+                f"sqlite:///{demo_database}",
+                "--root",
+                str(demo_project_root()),
+                "--store",
+                str(demo_rules_path()),
+                "--checkpoints",
+                str(tmp_path / "runs.sqlite"),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, PREFIX_CACHE_DIR_ENV: str(tmp_path / "prefix")},
+        )
+        assert run.returncode == 0, run.stderr
+        result: dict[str, Any] = json.loads(run.stdout)
+        return result
+
+    cold = run_in_a_new_process()
+    warm = run_in_a_new_process()
+    assert 9 in numbers_in(cold["answer"])
+    assert warm["answer"] == cold["answer"]
+    assert [(tool, status) for tool, _, status in _calls(cold["trace"])] == [("sql_query", "ok")]
+    assert _calls(warm["trace"]) == _calls(cold["trace"])
+    usage = {name: result["usage"] for name, result in (("cold", cold), ("warm", warm))}
+    evaluated = {name: u["input_tokens"] - u["cached_input_tokens"] for name, u in usage.items()}
+    assert evaluated["warm"] <= 200 < evaluated["cold"]
+    assert usage["warm"]["output_tokens"] == usage["cold"]["output_tokens"]
+
+
+def _calls(trace: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], str]]:
+    return [(step["tool"], step["args"], step["status"]) for step in trace]
 
 
 def _demo_system_prompt(tools: list[BaseTool], project_id: int | None = 1) -> Any:
