@@ -10,13 +10,12 @@ invalid tool call, never as a call with half of its arguments.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
 
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk
 
-from langchain_agent_rules.text_protocol import parse_tool_reply
+from langchain_agent_rules.text_protocol import new_call_id, parse_tool_reply
 
 __all__ = ["StopScanner", "ToolReplyStream"]
 
@@ -109,7 +108,7 @@ def _call_chunk(calls: list[tuple[str | None, str]]) -> AIMessageChunk:
     return AIMessageChunk(
         content="",
         tool_call_chunks=[
-            tool_call_chunk(name=name, args=args, id=f"call_{uuid.uuid4().hex}", index=index)
+            tool_call_chunk(name=name, args=args, id=new_call_id(), index=index)
             for index, (name, args) in enumerate(calls)
         ],
     )
