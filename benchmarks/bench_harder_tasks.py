@@ -36,7 +36,18 @@ from harder_tasks.tasks import TASKS, Task
 REPO = Path(__file__).resolve().parents[1]
 ANCHOR_COMMIT = "76701f2"
 DEFAULT_ANCHOR_ROOT = Path(tempfile.gettempdir()) / f"anchor-{ANCHOR_COMMIT}"
-WASTED = frozenset({"error", "repeated", "denied", "invalid_args", "parse_error", "unknown_tool"})
+WASTED = frozenset(
+    {
+        "error",
+        "timeout",
+        "repeated",
+        "repeated_failure",
+        "denied",
+        "invalid_args",
+        "parse_error",
+        "unknown_tool",
+    }
+)
 OBSERVATION_CHARS = 300
 
 
@@ -112,6 +123,7 @@ def _record(task: Task, result: Any, data: DeskData, seconds: float) -> dict[str
         "evaluated_tokens": usage["input_tokens"] - usage["cached_input_tokens"],
         "generated_tokens": usage["output_tokens"],
         "wasted_calls": sum(step["status"] in WASTED for step in result.trace),
+        "purposes": [call.get("purpose") for call in getattr(result, "model_calls", [])],
         "steps": [
             {
                 "tool": step["tool"],
