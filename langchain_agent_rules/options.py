@@ -115,7 +115,7 @@ class AgentOptions(BaseModel):
         "(on_fail=revise) before the answer is blocked.",
     )
     grounded_answers: bool = Field(
-        default=True,
+        default=False,
         strict=True,
         description="After tools ran, revise an answer that states a number or a name no "
         "tool returned; if the revision still does, say it could not be found.",

@@ -5,7 +5,7 @@ per tool call, and the middleware's hooks); what makes it a rules agent is the s
 `rules_agent_middleware` builds from `AgentOptions`::
 
     [*your middleware, ToolGuardMiddleware, AgentRulesMiddleware,
-     GroundedAnswersMiddleware (grounded_answers=True), RunLimitsMiddleware,
+     GroundedAnswersMiddleware (if grounded_answers), RunLimitsMiddleware,
      ToolProtocolMiddleware]
 
 Your middleware comes first: its model and tool hooks wrap ours (LangChain's

@@ -119,7 +119,7 @@ def test_agent_options_are_frozen_and_name_every_default() -> None:
         "system_prompt": None,
         "require_approval": (),
         "max_revisions": 2,
-        "grounded_answers": True,
+        "grounded_answers": False,
         "review": "off",
     }
     with pytest.raises(ValidationError):

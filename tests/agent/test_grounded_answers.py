@@ -47,7 +47,7 @@ def test_an_invented_answer_is_revised_with_what_the_tools_returned() -> None:
             "FINAL: I could not find Zoe Park: the query returned 0 rows.",
         ]
     )
-    result = RulesAgent(model, [salaries]).invoke("What does Zoe Park earn?")
+    result = RulesAgent(model, [salaries], grounded_answers=True).invoke("What does Zoe Park earn?")
 
     assert result.answer == "I could not find Zoe Park: the query returned 0 rows."
     assert [c["purpose"] for c in result.model_calls] == ["turn", "turn", "revision"]
@@ -63,12 +63,13 @@ def test_a_revision_that_still_invents_says_it_could_not_find_it() -> None:
     model = ScriptedChatModel(
         [call_step("native", "salaries", name="Zoe"), "She earns 50,000.", "FINAL: About 48,000."]
     )
-    assert RulesAgent(model, [salaries]).run("Zoe's salary?") == UNGROUNDED_ANSWER
+    agent = RulesAgent(model, [salaries], grounded_answers=True)
+    assert agent.run("Zoe's salary?") == UNGROUNDED_ANSWER
 
 
 def test_without_tool_results_or_with_the_option_off_nothing_is_checked() -> None:
     no_tools = ScriptedChatModel(["Paris has 2,100,000 people."])
-    assert RulesAgent(no_tools).run("Paris?") == "Paris has 2,100,000 people."
+    agent = RulesAgent(no_tools, grounded_answers=True)
+    assert agent.run("Paris?") == "Paris has 2,100,000 people."
     model = ScriptedChatModel([call_step("native", "salaries", name="Zoe"), "She earns 50,000."])
-    agent = RulesAgent(model, [salaries], grounded_answers=False)
-    assert agent.run("Zoe's salary?") == "She earns 50,000."
+    assert RulesAgent(model, [salaries]).run("Zoe's salary?") == "She earns 50,000."
