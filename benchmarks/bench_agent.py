@@ -384,15 +384,17 @@ def main() -> None:
         return
     rows, byte_rows = measure(quick)
     anchor = _argument("--anchor-root")
+    anchor_names: set[str] = set()
     if anchor:
         anchor_rows, anchor_bytes = measure_anchor(Path(anchor), quick)
+        anchor_names = {row[0] for row in anchor_rows}
         rows += anchor_rows
         byte_rows += anchor_bytes
     baseline = {(mode, saver, n): ms for name, mode, saver, n, ms in rows if name == "create_agent"}
     anchor_baseline = {
         (mode, saver, n): ms
         for name, mode, saver, n, ms in rows
-        if name.startswith("create_agent (")
+        if name in anchor_names and name.startswith("create_agent")
     }
     print(
         "| runner | mode | checkpointer | "
@@ -412,7 +414,7 @@ def main() -> None:
                 for r_name, r_mode, r_saver, r_n, v in rows
                 if (r_name, r_mode, r_saver, r_n) == (name, mode, saver, n)
             )
-            table = anchor_baseline if "(" in name else baseline
+            table = anchor_baseline if name in anchor_names else baseline
             base = table.get((mode, saver, n)) or table[(mode, "none", n)]
             cells.append(
                 f"{ms[0]:.2f} ({ms[0] / base[0]:.2f}x) / {ms[1]:.2f} ({ms[1] / base[1]:.2f}x)"

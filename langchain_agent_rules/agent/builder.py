@@ -2,7 +2,8 @@
 
 The graph is `create_agent`'s own (a model node, LangGraph's `ToolNode` with one task
 per tool call, and the middleware's hooks); what makes it a rules agent is the stack
-`rules_agent_middleware` builds from `AgentOptions`::
+`rules_agent_middleware` builds from `AgentOptions` (handed to `create_agent` as one
+`EngineMiddleware`, which runs the same parts in the same order with one hook each)::
 
     [*your middleware, ToolGuardMiddleware, AgentRulesMiddleware,
      GroundedAnswersMiddleware (if grounded_answers), RunLimitsMiddleware,
@@ -35,7 +36,9 @@ from langchain_agent_rules.middleware import (
     ToolGuardMiddleware,
     ToolProtocolMiddleware,
 )
+from langchain_agent_rules.middleware._engine import EngineMiddleware
 from langchain_agent_rules.middleware.prompts import DEFAULT_SYSTEM_PROMPT
+from langchain_agent_rules.middleware.state import AgentState
 from langchain_agent_rules.models.resolve import resolve_chat_model
 from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.rules.store import RuleReader
@@ -122,18 +125,21 @@ def create_rules_agent(
     chat_model = resolve_chat_model(model)
     _check_native(chat_model, settings, tool_list)
     can_ask = checkpointer is not None and checkpointer is not False
-    stack = [*middleware, *rules_agent_middleware(settings, rules, can_ask_approval=can_ask)]
-    names = [m.name for m in stack]
-    if len(set(names)) != len(names):
+    ours = rules_agent_middleware(settings, rules, can_ask_approval=can_ask)
+    repeated = [m.name for m in middleware if isinstance(m, tuple(type(part) for part in ours))]
+    if repeated:
         raise AgentConfigurationError(
-            f"middleware must not repeat one of the agent's own ({', '.join(names[-4:])}); "
+            f"middleware must not repeat one of the agent's own ({', '.join(repeated)}); "
             "set their options through AgentOptions instead"
         )
+    guard, rules_part, *turns = ours
+    engine = EngineMiddleware(guard, rules_part, [rules_part, *turns])  # type: ignore[arg-type, list-item]
     return create_agent(
         chat_model,
         tool_list,
         system_prompt=settings.system_prompt or DEFAULT_SYSTEM_PROMPT,
-        middleware=stack,
+        middleware=[*middleware, engine],
+        state_schema=AgentState,
         checkpointer=checkpointer,
         store=store,
         name="rules_agent",

@@ -114,6 +114,15 @@ class ModelStep:
         self._synthetic.add(id(reply))
         return reply
 
+    @contextmanager
+    def within(self, purpose: ModelCallPurpose | None) -> Iterator[None]:
+        """Make ``purpose`` the step's purpose for the calls made inside (None: unchanged)."""
+        outer, self._purpose = self._purpose, purpose or self._purpose
+        try:
+            yield
+        finally:
+            self._purpose = outer
+
     def is_model_written(self, reply: AIMessage) -> bool:
         """Whether ``reply`` came from the model (not a layer's fixed answer)."""
         return id(reply) not in self._synthetic

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, Required
 
 from langchain.agents.middleware import AgentState as LangChainAgentState
 from langchain.agents.middleware.types import OmitFromInput, PrivateStateAttr
+from langchain_core.messages import AnyMessage
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from langchain_agent_rules.rules.engine import RuleEvent
@@ -181,6 +184,20 @@ def add_steps(
     return steps
 
 
+def _step_batches(
+    steps: list[TraceStep], batches: Sequence[Sequence[TraceStep]]
+) -> list[TraceStep]:
+    for batch in batches:
+        steps = add_steps(steps, batch)
+    return steps
+
+
+def _message_batches(messages: Any, batches: Sequence[Any]) -> Any:
+    for batch in batches:
+        messages = add_messages(messages, batch)
+    return messages
+
+
 class LimitsState(LangChainAgentState[Any]):
     """The keys `RunLimitsMiddleware` writes: the run's result, iterations and usage."""
 
@@ -194,7 +211,7 @@ class LimitsState(LangChainAgentState[Any]):
 class GuardState(LangChainAgentState[Any]):
     """The key `ToolGuardMiddleware` writes: one trace step per tool call."""
 
-    trace: NotRequired[Annotated[list[TraceStep], OmitFromInput, add_steps]]
+    trace: NotRequired[Annotated[list[TraceStep], OmitFromInput, DeltaChannel(_step_batches)]]
 
 
 class RulesState(GuardState):
@@ -213,5 +230,10 @@ class AgentState(LimitsState, RulesState):
     """The state of `create_rules_agent`'s graph: messages and the run's record.
 
     ``answer`` (checked by the rules), ``stop_reason``, ``iterations`` (model turns that
-    used tools), ``trace``, ``usage``, ``model_calls`` and ``rule_events``.
+    used tools), ``trace``, ``usage``, ``model_calls`` and ``rule_events``. The history
+    and the trace are LangGraph ``DeltaChannel`` s: a checkpoint stores what a step added,
+    not the whole list again, so a long run's checkpoints grow with what it did, not with
+    its square.
     """
+
+    messages: Required[Annotated[list[AnyMessage], DeltaChannel(_message_batches)]]
