@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from rich.console import Console
 from rich.markup import escape
@@ -52,6 +53,7 @@ from langchain_agent_rules.models.resolve import resolve_chat_model
 from langchain_agent_rules.options import AgentOptions
 from langchain_agent_rules.postgres_checkpoints import redacted
 from langchain_agent_rules.rules.json_file import JsonFileRuleStore
+from langchain_agent_rules.testing import ScriptedChatModel
 from langchain_agent_rules.tools.file_read import FileReadTool
 from langchain_agent_rules.tools.sql_query import SqlQueryTool
 
@@ -221,12 +223,15 @@ def _run_command(args: argparse.Namespace) -> int:
 
 def _trace_command(args: argparse.Namespace) -> int:
     checkpoints = stored_checkpoints(args.checkpoints)
+    config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
     with open_checkpointer(checkpoints) as saver:
-        stored = saver.get_tuple({"configurable": {"thread_id": args.thread}})
+        # The trace is a delta channel: the agent's graph reads it back from the checkpoints.
+        reader = RulesAgent(ScriptedChatModel(), checkpointer=saver)
+        stored = saver.get_tuple(config)
+        trace = reader.trace(args.thread) if stored is not None else []
     if stored is None:
         where = redacted(checkpoints) if isinstance(checkpoints, str) else checkpoints
         raise AgentConfigurationError(f"no run stored for thread {args.thread!r} in {where}")
-    trace = list(stored.checkpoint["channel_values"].get("trace") or [])
     if args.json:
         print(json.dumps(trace, ensure_ascii=False))
     elif not trace:
