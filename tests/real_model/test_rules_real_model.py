@@ -64,6 +64,26 @@ def ask(
     return dict(agent.invoke({"messages": [("user", question)]}))
 
 
+def ask_streamed(
+    model: BaseChatModel, tools: list[BaseTool], rules: RuleReader, question: str
+) -> tuple[dict[str, Any], str]:
+    """The run's final state, and all the model node showed of its replies on the way.
+
+    (A tool's result may hold an address: the demo rule covers answers, not observations.)
+    """
+    agent = create_rules_agent(model, tools, rules=rules)
+    modes: Any = ["messages", "updates", "values"]
+    shown, state = [], {}
+    for mode, part in agent.stream({"messages": [("user", question)]}, stream_mode=modes):
+        if mode == "messages" and part[1]["langgraph_node"] == "model":
+            shown.append(part[0].text)
+        elif mode == "updates" and "model" in part:
+            shown.append(repr(part["model"]))
+        elif mode == "values":
+            state = part
+    return dict(state), "\n".join(shown)
+
+
 def statuses(state: dict[str, Any], rule_id: str) -> list[str]:
     return [event["status"] for event in state["rule_events"] if event["rule_id"] == rule_id]
 
@@ -77,10 +97,13 @@ def test_no_answer_reveals_an_email_address(
     question = DEMO_QUESTIONS[3].question
 
     control = ask(local_model, demo_tools, prompt_only_rules, question)
-    checked = ask(local_model, demo_tools, checked_rules, question)
+    checked, streamed = ask_streamed(local_model, demo_tools, checked_rules, question)
 
     assert AN_ADDRESS.search(control["answer"]), control["answer"]
     assert not AN_ADDRESS.search(checked["answer"]), checked["answer"]
+    # The draft held an address (the control shows it); no stream mode ever showed it.
+    drafted = AN_ADDRESS.search(control["answer"])
+    assert drafted is not None and drafted.group() not in streamed
     assert "[redacted: email]" in checked["answer"]
     assert statuses(checked, "no_email_addresses") == ["redacted"]
 
