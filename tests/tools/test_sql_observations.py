@@ -485,3 +485,46 @@ def test_postgres_autocommit_engine_is_never_sampled(pg_office: str) -> None:
         "phone, dept_id, hired, salary). Foreign keys: employees.dept_id -> departments.id."
     )
     engine.dispose()
+
+
+def _keyed_database(tmp_path: Path) -> str:
+    path = tmp_path / "keys.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(
+            """
+            CREATE TABLE agents (id INTEGER PRIMARY KEY, name TEXT,
+                                 manager_id INTEGER REFERENCES agents(id));
+            CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT,
+                                      manager_id INTEGER REFERENCES agents(id));
+            INSERT INTO agents VALUES (1, 'Ann', NULL), (2, 'Bob', 1);
+            INSERT INTO departments VALUES (1, 'Research', 1);
+            """
+        )
+    return f"sqlite:///{path}"
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        (
+            "SELECT manager_id FROM departments WHERE name = 'Research'",
+            "manager_id holds ids of agents rows: to show who or what they are, join agents "
+            "ON departments.manager_id = agents.id.",
+        ),
+        (
+            "SELECT manager_id FROM agents WHERE name = 'Bob'",
+            "manager_id holds ids of other agents rows: to show who or what they are, join "
+            "agents a second time under another name ON agents.manager_id = agents.id.",
+        ),
+        ("SELECT m.name FROM agents a JOIN agents m ON a.manager_id = m.id", None),
+        (
+            "SELECT d.manager_id, a.name FROM departments d JOIN agents a ON d.manager_id = a.id",
+            None,
+        ),
+    ],
+)
+def test_a_bare_key_column_says_which_rows_it_refers_to(
+    tmp_path: Path, query: str, note: str | None
+) -> None:
+    tool = SqlQueryTool(_keyed_database(tmp_path))
+    assert json.loads(tool.invoke({"sql": query})).get("note") == note
