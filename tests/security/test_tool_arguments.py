@@ -16,7 +16,7 @@ import pytest
 
 from langchain_agent_rules.rules.engine import CHECK_BUDGET_SECONDS, check_tool_call
 from langchain_agent_rules.rules.model import Rule
-from tests.security.corpus import ALLOWED_CALLS, DELETE, TOOL_CASES, ToolCase
+from .corpus import ALLOWED_CALLS, DELETE, TOOL_CASES, ToolCase
 
 
 def guarding(pattern: str, on_fail: str = "deny") -> Rule:
