@@ -14,6 +14,7 @@ import pytest
 
 from langchain_agent_rules.rules.engine import check_answer, redact_observation
 from langchain_agent_rules.rules.model import Rule
+
 from .corpus import (
     ANSWER_CASES,
     DECOY_CASES,

@@ -16,6 +16,7 @@ import pytest
 
 from langchain_agent_rules.rules.engine import CHECK_BUDGET_SECONDS, check_tool_call
 from langchain_agent_rules.rules.model import Rule
+
 from .corpus import ALLOWED_CALLS, DELETE, TOOL_CASES, ToolCase
 
 
