@@ -5,7 +5,9 @@ the database spells them (for lookups) and quoted where SQL needs it (for the mo
 Example values come from :func:`read_examples`: the first rows of each table (in primary
 key order where there is one), read in the tool's read-only transaction, of text columns
 whose values have a format (dates, codes) or repeat (statuses, categories), filtered by
-:mod:`langchain_agent_rules.tools._safe_values`.
+:mod:`langchain_agent_rules.tools._safe_values`. The same read keeps every value of the text
+columns of a small table (one the sample read whole), never shown as such: an observation
+only says which column holds the text a query looked for in another.
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ _SAMPLING_TIMEOUT = 5.0  # seconds, at most, for all the tables' samples togethe
 
 @dataclass(frozen=True)
 class CatalogColumn:
-    """One column: its name, its name as SQL writes it, and whether it holds text."""
+    """One column: its name, its name as SQL writes it, whether it holds text or NULLs."""
 
     name: str
     shown: str
     is_text: bool
+    nullable: bool = True
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class CatalogTable:
     primary_key: tuple[str, ...] = ()
     is_view: bool = False
     examples: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    values: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Every value of each text column of a small table, as read when the tool was built."""
 
     def column(self, name: str) -> CatalogColumn | None:
         """The column called ``name`` (exactly, else ignoring case), or ``None``."""
@@ -118,7 +123,12 @@ def read_catalog(engine: Engine) -> Catalog:
                 name=name,
                 shown=quote(name),
                 columns=tuple(
-                    CatalogColumn(c["name"], quote(c["name"]), isinstance(c["type"], String))
+                    CatalogColumn(
+                        c["name"],
+                        quote(c["name"]),
+                        isinstance(c["type"], String),
+                        bool(c.get("nullable", True)),
+                    )
                     for c in columns
                 ),
                 primary_key=primary_key,
@@ -168,6 +178,11 @@ def _examples(values: Iterator[object], per_column: int) -> tuple[str, ...]:
     return tuple(sorted(text for text in distinct if is_shown_value(text))[:per_column])
 
 
+def _every_value(values: Iterator[object]) -> frozenset[str]:
+    texts = {value for value in values if isinstance(value, str)}
+    return frozenset(text for text in texts if is_shown_value(text))
+
+
 def read_examples(
     engine: Engine,
     catalog: Catalog,
@@ -179,9 +194,11 @@ def read_examples(
     The first `SAMPLED_ROWS` rows of each table are read in one read-only transaction
     that stops after a few seconds; a table that cannot be read, and every table after a
     failure or the time limit, simply has no examples. Views are not sampled (reading
-    one may run any query).
+    one may run any query). A table with fewer rows than that keeps all its text values
+    (those a forbid detector would not catch) in ``values``.
     """
     sampled: dict[str, dict[str, tuple[str, ...]]] = {}
+    complete: dict[str, dict[str, frozenset[str]]] = {}
     deadline = time.monotonic() + _SAMPLING_TIMEOUT
     try:
         with engine.connect() as connection, read_only(connection, _SAMPLING_TIMEOUT):
@@ -201,12 +218,20 @@ def read_examples(
                     c.name: _examples((row[i] for row in rows), per_column)
                     for i, c in enumerate(columns)
                 }
+                if len(rows) < SAMPLED_ROWS:
+                    complete[catalog_table.name] = {
+                        c.name: _every_value(row[i] for row in rows) for i, c in enumerate(columns)
+                    }
     except (SQLAlchemyError, ToolExecutionError):
         pass  # examples are a help, never a reason to refuse the database (or to read unsafely)
     return replace(
         catalog,
         tables=tuple(
-            replace(t, examples={k: v for k, v in sampled.get(t.name, {}).items() if v})
+            replace(
+                t,
+                examples={k: v for k, v in sampled.get(t.name, {}).items() if v},
+                values=complete.get(t.name, {}),
+            )
             for t in catalog.tables
         ),
     )

@@ -28,6 +28,7 @@ __all__ = [
     "Hint",
     "foreign_syntax_hint",
     "query_hints",
+    "without_dual",
 ]
 
 MAX_EXAMPLE_SQL_CHARS = 300
@@ -87,22 +88,37 @@ def _sql(node: exp.Expr, dialect: str, fallback: str) -> str:
     return text if len(text) <= MAX_EXAMPLE_SQL_CHARS else fallback
 
 
+def without_dual(statement: exp.Expr) -> exp.Select | None:
+    """``SELECT <expressions> FROM dual`` without its ``FROM``; ``None`` for any other query.
+
+    Only a plain ``FROM dual`` (no schema, alias or join) qualifies: there the rewrite
+    means what Oracle and MySQL mean by it, one row of the expressions.
+    """
+    if not isinstance(statement, exp.Select):
+        return None
+    source = statement.args.get("from_") or statement.args.get("from")
+    if not isinstance(source, exp.From) or not isinstance(source.this, exp.Table):
+        return None
+    table = source.this
+    if table.name.lower() != "dual" or table.db or table.alias:
+        return None
+    if statement.args.get("joins"):
+        return None
+    without = statement.copy()
+    without.set("from_" if "from_" in statement.args else "from", None)
+    return without
+
+
 def _dual(dialect: str) -> _Finder:
     def find(statement: exp.Expr, missing: str | None) -> Hint | None:
         if missing != "dual":
             return None
-        example = "SELECT 240 * 0.15"
-        source = statement.args.get("from_") or statement.args.get("from")
-        if (
-            isinstance(statement, exp.Select)
-            and isinstance(source, exp.From)
-            and source.this.name.lower() == "dual"
-            and not statement.args.get("joins")
-        ):
-            without = statement.copy()
-            without.find(exp.From).pop()  # type: ignore[union-attr]
-            example = _sql(without, dialect, example)
-        return Hint(NO_DUAL.format(dialect=_DISPLAY[dialect], example=example), explains="dual")
+        without = without_dual(statement)
+        example = "SELECT 240 * 0.15" if without is None else _sql(without, dialect, "")
+        return Hint(
+            NO_DUAL.format(dialect=_DISPLAY[dialect], example=example or "SELECT 240 * 0.15"),
+            explains="dual",
+        )
 
     return find
 

@@ -2,9 +2,11 @@
 
 A small model corrects a query only with something to correct it with. When the database
 names a table or column it does not know, the observation lists what exists (close names
-first); when a query returns no row, it repeats the filter that matched nothing and, for a
-text column compared with ``=``, says how that column's values look and shows the query
-rewritten with ``LIKE``. Every line is a named template and every part is bounded, so an
+first, or the table of the query that has the column); when a query returns no row, it
+repeats the filter that matched nothing and, for a text column compared with ``=``, says
+how that column's values look and shows the query rewritten with ``LIKE`` (or with the
+column of a small table that holds that text), and for ``NOT IN`` over a column that can be
+NULL, how to leave the NULLs out. Every line is a named template and every part is bounded, so an
 observation stays short whatever the schema or the query.
 """
 
@@ -19,7 +21,13 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from langchain_agent_rules.tools._sql_catalog import Catalog, CatalogColumn, CatalogTable
+from langchain_agent_rules.tools._safe_values import is_private_column, is_shown_value
+from langchain_agent_rules.tools._sql_catalog import (
+    Catalog,
+    CatalogColumn,
+    CatalogTable,
+    ForeignKey,
+)
 from langchain_agent_rules.tools._sql_hints import SILENT_HINTS, query_hints
 from langchain_agent_rules.tools._sql_schema_text import sql_literal, table_listing
 
@@ -27,12 +35,17 @@ __all__ = [
     "AMBIGUOUS_COLUMN",
     "CLOSE_NAMES",
     "COLUMN_ELSEWHERE",
+    "COLUMN_OF_ANOTHER",
     "EXISTING_TABLES",
+    "KEYS_NAMED",
     "KEY_COLUMN",
     "KEY_COLUMN_SELF",
+    "KEY_NAMED",
     "MAX_FILTER_CHARS",
     "MAX_LISTING_BYTES",
+    "MAX_LOOKED_UP_KEYS",
     "NOTHING_COUNTED",
+    "NOT_IN_NULLS",
     "NO_GROUPS",
     "NO_ROWS",
     "NO_ROWS_UNFILTERED",
@@ -41,9 +54,13 @@ __all__ = [
     "TEXT_DATE_TIMES",
     "TEXT_EQUALS",
     "TEXT_EQUALS_NO_EXAMPLES",
+    "VALUE_ELSEWHERE",
+    "KeyLookup",
     "NameProblem",
     "ProblemKind",
     "failure_lines",
+    "key_lookups",
+    "key_name_line",
     "result_note",
 ]
 
@@ -54,11 +71,16 @@ MAX_FILTER_CHARS = 300
 _MAX_HINTS = 3
 _MAX_CLOSE_NAMES = 3
 _MAX_NAME_CHARS = 64
+_MAX_LOOKUPS = 2
+MAX_LOOKED_UP_KEYS = 5
+"""The most distinct ids of a bare key column whose names a result note gives."""
+_LABEL_COLUMNS = ("name", "full_name", "display_name", "title", "label")
 
 CLOSE_NAMES = "Did you mean {names}?"
 EXISTING_TABLES = "The tables are: {tables}."
 QUERY_COLUMNS = "Columns of the query's tables: {tables}."
 COLUMN_ELSEWHERE = "{column} is a column of {tables}, which the query does not read; join it."
+COLUMN_OF_ANOTHER = "{column} is a column of {owners}, not of {table}."
 AMBIGUOUS_COLUMN = (
     "{column} is a column of more than one table of the query; write it with its table: {choices}."
 )
@@ -67,6 +89,8 @@ AMBIGUOUS_COLUMN = (
 KEY_COLUMN = (
     "{column} holds ids of {referred} rows: to show who or what they are, join {referred} ON {on}."
 )
+KEY_NAMED = "{column} {key} is the {referred} row whose {label} is {name}."
+KEYS_NAMED = "{column} values are {referred} rows whose {label} is: {pairs}."
 KEY_COLUMN_SELF = (
     "{column} holds ids of other {referred} rows: to show who or what they are, join "
     "{referred} a second time under another name ON {on}."
@@ -81,6 +105,11 @@ TEXT_EQUALS = (
 )
 TEXT_EQUALS_NO_EXAMPLES = (
     "{column} is text; = needs the exact text. To find part of it in any case, try: {query}"
+)
+VALUE_ELSEWHERE = "{column} holds no {value}, but {other} holds {found}; try: {query}"
+NOT_IN_NULLS = (
+    "NOT IN matches no row when its list holds a NULL, and {column} can be NULL; leave the "
+    "NULLs out, as in: {query}"
 )
 TEXT_DATES = (
     "{column} holds dates as text such as {example}, so = matches one day only; for a month "
@@ -167,8 +196,22 @@ def _unknown_column_lines(problem: NameProblem, statement: exp.Expr, catalog: Ca
         listing = table_listing(catalog.tables, MAX_LISTING_BYTES)
         return [EXISTING_TABLES.format(tables=listing)]
     lines = []
+    owners = [
+        _table_and_alias(t, alias)
+        for alias, t in aliases.items()
+        if qualified and t is not qualified and t.column(problem.bare) is not None
+    ][:_MAX_CLOSE_NAMES]
     close = _close(problem.bare, [c.name for t in read for c in t.columns])
-    if close:
+    if owners and qualified:
+        # The name is right and the table wrong: a close name of that table would mislead.
+        lines.append(
+            COLUMN_OF_ANOTHER.format(
+                column=_short(problem.bare, _MAX_NAME_CHARS),
+                owners=" or ".join(owners),
+                table=_table_and_alias(qualified, problem.qualifier or ""),
+            )
+        )
+    elif close:
         lines.append(close)
     elsewhere = [
         t.shown
@@ -183,6 +226,13 @@ def _unknown_column_lines(problem: NameProblem, statement: exp.Expr, catalog: Ca
         )
     lines.append(QUERY_COLUMNS.format(tables=table_listing(read, MAX_LISTING_BYTES)))
     return lines
+
+
+def _table_and_alias(catalog_table: CatalogTable, alias: str) -> str:
+    name = _short(catalog_table.shown, _MAX_NAME_CHARS)
+    if alias.lower() == catalog_table.name.lower():
+        return name
+    return f"{name} ({_short(alias, _MAX_NAME_CHARS)})"
 
 
 def _ambiguous_column_lines(
@@ -268,6 +318,77 @@ def _with_like(select: exp.Select, compared: _Compared, pattern: str, dialect: s
     return like(this=column.copy(), expression=exp.Literal.string(pattern)).sql(dialect=dialect)
 
 
+def _value_elsewhere(select: exp.Select, compared: _Compared, dialect: str) -> str | None:
+    """The compared text, found (in any case) in one other column of the same small table.
+
+    Only a value equal to the text the query looked for is named, so the note shows
+    nothing the model did not already write.
+    """
+    wanted = compared.value.casefold()
+    own = compared.table.values.get(compared.column.name, frozenset())
+    if any(value.casefold() == wanted for value in own):
+        return None  # only the case is wrong: the LIKE hint says so
+    for name, values in compared.table.values.items():
+        other = compared.table.column(name)
+        if other is None or other == compared.column:
+            continue
+        found = next((v for v in sorted(values) if v.casefold() == wanted), None)
+        if found is None:
+            continue
+        rewritten = select.copy()
+        node = list(rewritten.args["where"].find_all(exp.EQ))[compared.position]
+        column = next(side for side in (node.this, node.expression) if isinstance(side, exp.Column))
+        node.replace(
+            exp.EQ(
+                this=exp.column(other.name, column.table or None, quoted=other.shown != other.name),
+                expression=exp.Literal.string(found),
+            )
+        )
+        query = rewritten.sql(dialect=dialect)
+        if len(query) > MAX_FILTER_CHARS:
+            query = f"{other.shown} = {sql_literal(found)}"
+        return VALUE_ELSEWHERE.format(
+            column=compared.column.shown,
+            value=sql_literal(compared.value),
+            other=other.shown,
+            found=sql_literal(found),
+            query=query,
+        )
+    return None
+
+
+def _not_in_nulls(select: exp.Select, dialect: str, catalog: Catalog) -> str | None:
+    """For a ``NOT IN (SELECT column ...)`` whose column can be NULL: how to leave NULLs out."""
+    for position, negation in enumerate(select.find_all(exp.Not)):
+        membership = negation.this
+        if not isinstance(membership, exp.In):
+            continue
+        query = membership.args.get("query")
+        inner = query.this if isinstance(query, exp.Subquery) else query
+        if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+            continue
+        listed = inner.expressions[0].unalias()
+        if not isinstance(listed, exp.Column):
+            continue
+        owners = [
+            t for t in _distinct(_query_tables(inner, catalog)) if t.column(listed.name) is not None
+        ]
+        found = owners[0].column(listed.name) if len(owners) == 1 else None
+        if found is None or not found.nullable:
+            continue
+        rewritten = select.copy()
+        subquery = list(rewritten.find_all(exp.Not))[position].this.args["query"]
+        target = subquery.this if isinstance(subquery, exp.Subquery) else subquery
+        target.where(exp.Not(this=exp.Is(this=listed.copy(), expression=exp.Null())), copy=False)
+        text = rewritten.sql(dialect=dialect)
+        if len(text) > MAX_FILTER_CHARS:
+            text = target.sql(dialect=dialect)
+        return NOT_IN_NULLS.format(
+            column=f"{owners[0].shown}.{found.shown}", query=_short(text, MAX_FILTER_CHARS)
+        )
+    return None
+
+
 def _iso_kind(value: str) -> Literal["date", "date_time"] | None:
     try:
         dt.date.fromisoformat(value)
@@ -297,6 +418,9 @@ def _text_hint(select: exp.Select, dialect: str, catalog: Catalog) -> str | None
         day = value[:10] if _iso_kind(value[:10]) == "date" else examples[0][:10]
         query = _with_like(select, compared, f"{day}%", dialect)
         return TEXT_DATE_TIMES.format(column=name, example=sql_literal(examples[0]), query=query)
+    elsewhere = _value_elsewhere(select, compared, dialect)
+    if elsewhere:
+        return elsewhere
     query = _with_like(select, compared, f"%{value}%", dialect)
     if examples:
         shown = ", ".join(sql_literal(example) for example in examples)
@@ -319,12 +443,23 @@ def _zero_count(select: exp.Select, row: Sequence[Any]) -> str | None:
     return None
 
 
-def _key_column_notes(select: exp.Select, catalog: Catalog) -> list[str]:
-    """For each key column the query returns bare, how to join the rows it refers to."""
+@dataclass(frozen=True)
+class _BareKey:
+    """A key column the query returns without the rows it refers to."""
+
+    index: int  # its position in each result row
+    name: str
+    key: ForeignKey
+    same_table: bool  # the key refers to rows of its own table (``manager_id``)
+
+
+def _bare_keys(select: exp.Select, catalog: Catalog) -> list[_BareKey]:
     tables = _query_tables(select, catalog)
     read = [table.name for table in tables.values()]
-    notes = []
-    for expression in select.expressions:
+    if any(isinstance(expression, exp.Star) for expression in select.expressions):
+        return []  # positions in the rows are not the expressions' positions
+    found = []
+    for index, expression in enumerate(select.expressions):
         column = expression.unalias()
         if not isinstance(column, exp.Column):
             continue
@@ -335,14 +470,81 @@ def _key_column_notes(select: exp.Select, catalog: Catalog) -> list[str]:
                 continue
             if not any(table and table.name == key.table for table in candidates):
                 continue
-            on = f"{key.table}.{key.columns[0]} = {key.referred_table}.{key.referred_columns[0]}"
             if key.referred_table == key.table and read.count(key.table) < 2:
-                notes.append(KEY_COLUMN_SELF.format(column=column.name, referred=key.table, on=on))
+                found.append(_BareKey(index, column.name, key, same_table=True))
             elif key.referred_table != key.table and key.referred_table not in read:
-                notes.append(
-                    KEY_COLUMN.format(column=column.name, referred=key.referred_table, on=on)
-                )
+                found.append(_BareKey(index, column.name, key, same_table=False))
+    return found
+
+
+def _key_column_notes(select: exp.Select, catalog: Catalog) -> list[str]:
+    """For each key column the query returns bare, how to join the rows it refers to."""
+    notes = []
+    for bare in _bare_keys(select, catalog):
+        key = bare.key
+        on = f"{key.table}.{key.columns[0]} = {key.referred_table}.{key.referred_columns[0]}"
+        template = KEY_COLUMN_SELF if bare.same_table else KEY_COLUMN
+        notes.append(template.format(column=bare.name, referred=key.referred_table, on=on))
     return list(dict.fromkeys(notes))
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """How to read the names of the rows a bare key column of a result refers to."""
+
+    index: int
+    """The key column's position in each result row."""
+    column: str
+    """The key column, as the query wrote it."""
+    table: CatalogTable
+    """The table the key refers to."""
+    key: CatalogColumn
+    """The column of ``table`` the key's values are."""
+    label: CatalogColumn
+    """The column of ``table`` that names a row (``name``, ``title``, ...)."""
+
+
+def _label_column(catalog_table: CatalogTable) -> CatalogColumn | None:
+    for wanted in _LABEL_COLUMNS:
+        column = catalog_table.column(wanted)
+        if column is not None and column.is_text and not is_private_column(column.name):
+            return column
+    return None
+
+
+def key_lookups(statement: exp.Expr, catalog: Catalog) -> list[KeyLookup]:
+    """The bare key columns of a query's result whose rows have a name to look up."""
+    if not isinstance(statement, exp.Select):
+        return []
+    lookups = []
+    for bare in _bare_keys(statement, catalog):
+        referred = next((t for t in catalog.tables if t.shown == bare.key.referred_table), None)
+        if referred is None:
+            continue
+        key = next((c for c in referred.columns if c.shown == bare.key.referred_columns[0]), None)
+        label = _label_column(referred)
+        if key is not None and label is not None and label != key:
+            lookups.append(KeyLookup(bare.index, bare.name, referred, key, label))
+    return lookups[:_MAX_LOOKUPS]
+
+
+def key_name_line(lookup: KeyLookup, names: Sequence[tuple[object, object]]) -> str | None:
+    """What the ids of a key column are called, from ``(id, name)`` pairs read for them."""
+    named = [
+        (sql_literal(key) if isinstance(key, str) else str(key), sql_literal(name))
+        for key, name in names
+        if isinstance(name, str) and is_shown_value(name) and isinstance(key, int | str)
+    ][:MAX_LOOKED_UP_KEYS]
+    if not named:
+        return None
+    parts = {
+        "column": _short(lookup.column, _MAX_NAME_CHARS),
+        "referred": lookup.table.shown,
+        "label": lookup.label.shown,
+    }
+    if len(named) == 1:
+        return KEY_NAMED.format(key=named[0][0], name=named[0][1], **parts)
+    return KEYS_NAMED.format(pairs=", ".join(f"{k} {n}" for k, n in named), **parts)
 
 
 def result_note(
@@ -364,7 +566,9 @@ def result_note(
         elif counted and filtered:
             lines.append(NOTHING_COUNTED.format(count=counted, filter=filtered))
         if lines and filtered:
-            hint = _text_hint(statement, dialect, catalog)
+            hint = _not_in_nulls(statement, dialect, catalog) or _text_hint(
+                statement, dialect, catalog
+            )
             if hint:
                 lines.append(hint)
         if rows:

@@ -19,7 +19,7 @@ result with the filter that matched nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -27,8 +27,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import ArgsSchema
 from langchain_core.tools.base import ToolException as _ToolException
 from pydantic import BaseModel, Field, PrivateAttr
-from sqlalchemy import URL, Engine, create_engine
+from sqlalchemy import URL, Connection, Engine, column, create_engine, select, table
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.sql.expression import ColumnClause
 from sqlglot import exp
 
 from langchain_agent_rules._json_text import compact_json
@@ -43,8 +44,14 @@ from langchain_agent_rules.tools._failures import driver_failure, failure_detail
 from langchain_agent_rules.tools._json_values import JsonValue, json_safe
 from langchain_agent_rules.tools._sql_catalog import Catalog, read_catalog, read_examples
 from langchain_agent_rules.tools._sql_dialects import DIALECTS, Dialect
-from langchain_agent_rules.tools._sql_hints import foreign_syntax_hint
-from langchain_agent_rules.tools._sql_observations import failure_lines, result_note
+from langchain_agent_rules.tools._sql_hints import foreign_syntax_hint, without_dual
+from langchain_agent_rules.tools._sql_observations import (
+    MAX_LOOKED_UP_KEYS,
+    failure_lines,
+    key_lookups,
+    key_name_line,
+    result_note,
+)
 from langchain_agent_rules.tools._sql_schema_text import lists_columns, schema_description
 from langchain_agent_rules.tools.sql_guard import check_read_only_sql
 
@@ -79,6 +86,10 @@ QUERY_TIMEOUT = (
 NO_RESULT_SET = "The query returned no rows and no columns; send a SELECT."
 QUERY_FAILED = "The database rejected the query: {detail}"
 QUERY_FAILED_WITH_HINTS = QUERY_FAILED + "\n{hints}"
+RAN_WITHOUT_DUAL = (
+    "{dialect} has no dual table and needs no FROM for a SELECT of expressions, so this ran "
+    "as: {sql}"
+)
 
 
 class SqlQueryInput(BaseModel):
@@ -233,6 +244,14 @@ class SqlQueryTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
         sql = parse_arguments(SqlQueryInput, args, kwargs, self.name, _ALLOWED).sql
         statement = self._checked(sql)
+        notes = []
+        rewritten = without_dual(statement) if self._catalog.table("dual") is None else None
+        if rewritten is not None:
+            # Oracle's and MySQL's idiom for one row of expressions: run it as this database
+            # writes it, rather than spend a model call on the error.
+            sql = rewritten.sql(dialect=self._dialect.sqlglot_name)
+            statement = self._checked(sql)
+            notes.append(RAN_WITHOUT_DUAL.format(dialect=self._dialect.display_name, sql=sql))
         try:
             with (
                 self._engine.connect() as connection,
@@ -244,6 +263,7 @@ class SqlQueryTool(BaseTool):
                 columns = _unique_names(list(result.keys()))
                 fetched = result.fetchmany(self.max_rows + 1)
                 result.close()
+                names = self._key_names(connection, statement, fetched[: self.max_rows])
         except SQLAlchemyError as error:
             raise self._failure(error, statement) from None
         rows: list[dict[str, JsonValue]] = [
@@ -258,8 +278,40 @@ class SqlQueryTool(BaseTool):
         }
         note = result_note(statement, self._dialect.sqlglot_name, self._catalog, fetched)
         if note is not None:
-            output["note"] = note
+            notes.append(note)
+        notes += names
+        if notes:
+            output["note"] = "\n".join(notes)
         return compact_json(output), output
+
+    def _key_names(
+        self, connection: Connection, statement: exp.Expr, rows: Sequence[Sequence[Any]]
+    ) -> list[str]:
+        """What the ids of the bare key columns in ``rows`` are called.
+
+        Measured with the embedded 1.5B model: told how to join, it still answered "the
+        manager is Agent 4" from a bare manager_id; told the name, it answers with it.
+        """
+        lines = []
+        for lookup in key_lookups(statement, self._catalog):
+            keys = list(dict.fromkeys(row[lookup.index] for row in rows))
+            keys = [key for key in keys if isinstance(key, int | str)]
+            if not keys or len(keys) > MAX_LOOKED_UP_KEYS:
+                continue
+            key: ColumnClause[Any] = column(lookup.key.name)
+            query = (
+                select(key, column(lookup.label.name))
+                .select_from(table(lookup.table.name))
+                .where(key.in_(keys))
+            )
+            try:
+                names: dict[Any, Any] = dict(connection.execute(query).fetchmany(len(keys)))
+            except SQLAlchemyError:
+                break  # names are a help, and a failed statement ends a PostgreSQL transaction
+            line = key_name_line(lookup, [(key, names[key]) for key in keys if key in names])
+            if line is not None:
+                lines.append(line)
+        return lines
 
     def _checked(self, sql: str) -> exp.Expr:
         """The parsed query if the SQL guard admits it; its refusal, with a hint, if not."""

@@ -114,6 +114,29 @@ def test_the_tables_behind_a_cte_are_the_query_tables(tool: SqlQueryTool) -> Non
     )
 
 
+def test_a_column_of_another_table_of_the_query_names_its_table_not_a_close_name(
+    tool: SqlQueryTool,
+) -> None:
+    sql = "SELECT e.name FROM employees e JOIN departments d ON d.id = e.manager_id"
+    assert failure(tool, sql) == (
+        "The database rejected the query: no such column: e.manager_id\n"
+        "manager_id is a column of departments (d), not of employees (e).\n"
+        "Columns of the query's tables: employees(id, name, email, dept_id, hired, salary)."
+    )
+
+
+def test_a_column_of_a_table_read_in_a_subquery_is_named_with_that_table(
+    tool: SqlQueryTool,
+) -> None:
+    sql = (
+        "SELECT employees.name FROM employees "
+        "WHERE employees.priority = (SELECT priority FROM tickets WHERE id = 2)"
+    )
+    assert failure(tool, sql).splitlines()[1] == (
+        "priority is a column of tickets, not of employees."
+    )
+
+
 def test_an_ambiguous_column_names_the_tables_to_choose_from(tool: SqlQueryTool) -> None:
     sql = "SELECT name FROM employees e JOIN departments d ON d.manager_id = e.id"
     assert failure(tool, sql) == (
@@ -157,14 +180,46 @@ def test_a_big_schema_is_listed_within_the_bound(tmp_path: Path) -> None:
 # --- dialect hints -------------------------------------------------------------------------
 
 
-def test_select_from_dual_says_no_from_is_needed_and_lists_no_tables(
-    tool: SqlQueryTool,
+def test_select_from_dual_runs_without_from_and_says_so(tool: SqlQueryTool) -> None:
+    assert result(tool, "SELECT (240 * 0.15) AS result FROM DUAL;") == {
+        "columns": ["result"],
+        "rows": [{"result": 36.0}],
+        "row_count": 1,
+        "truncated": False,
+        "note": "SQLite has no dual table and needs no FROM for a SELECT of expressions, so "
+        "this ran as: SELECT (240 * 0.15) AS result",
+    }
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1 FROM dual d",  # an alias: the query may name dual's columns
+        "SELECT 1 FROM main.dual",
+        "SELECT d.id FROM dual JOIN departments d ON 1 = 1",
+    ],
+)
+def test_a_dual_query_that_is_more_than_expressions_fails_with_the_hint_only(
+    tool: SqlQueryTool, sql: str
 ) -> None:
-    assert failure(tool, "SELECT 240 * 0.15 FROM dual") == (
-        "The database rejected the query: no such table: dual\n"
-        "SQLite has no dual table; a SELECT of an expression needs no FROM, as in: "
+    assert failure(tool, sql).endswith(
+        "dual\nSQLite has no dual table; a SELECT of an expression needs no FROM, as in: "
         "SELECT 240 * 0.15"
     )
+
+
+def test_a_real_dual_table_is_queried_as_it_is(tmp_path: Path) -> None:
+    database = make_database(
+        tmp_path / "dual.db", "CREATE TABLE dual (x TEXT); INSERT INTO dual VALUES ('real');"
+    )
+    own = SqlQueryTool(f"sqlite:///{database}", handle_tool_error=False)
+    assert result(own, "SELECT x FROM dual")["rows"] == [{"x": "real"}]
+
+
+def test_the_rewritten_dual_query_is_still_guarded(tool: SqlQueryTool) -> None:
+    with pytest.raises(InvalidToolCallError):
+        tool.invoke({"sql": "SELECT 1 FROM dual; DELETE FROM employees"})
+    assert result(tool, "SELECT COUNT(*) AS n FROM employees")["rows"] == [{"n": 3}]
 
 
 def test_top_n_is_refused_with_the_query_rewritten_with_limit(tool: SqlQueryTool) -> None:
@@ -409,7 +464,7 @@ def test_postgres_description_has_examples_and_foreign_keys(pg_office: str) -> N
     ("sql", "message"),
     [
         (
-            "SELECT 240 * 0.15 FROM dual",
+            "SELECT 240 * 0.15 FROM dual d",
             'The database rejected the query: relation "dual" does not exist\n'
             "PostgreSQL has no dual table; a SELECT of an expression needs no FROM, as in: "
             "SELECT 240 * 0.15",
@@ -467,6 +522,16 @@ def test_postgres_errors_name_what_exists_and_what_to_write(
 
 
 @pytest.mark.postgres
+def test_postgres_runs_select_from_dual_without_from_and_names_bare_ids(pg_office: str) -> None:
+    tool = SqlQueryTool(pg_office, handle_tool_error=False)
+    assert result(tool, "SELECT 240 * 0.15 AS tip FROM dual")["rows"] == [{"tip": "36.00"}]
+    note = result(tool, "SELECT dept_id FROM employees WHERE name = 'Ann Lee'")["note"]
+    assert (
+        str(note).splitlines()[-1] == "dept_id 2 is the departments row whose name is 'Research'."
+    )
+
+
+@pytest.mark.postgres
 def test_postgres_empty_result_suggests_ilike(pg_office: str) -> None:
     tool = SqlQueryTool(pg_office, handle_tool_error=False)
     assert result(tool, "SELECT salary FROM employees WHERE name = 'ann lee'")["note"] == (
@@ -509,12 +574,14 @@ def _keyed_database(tmp_path: Path) -> str:
         (
             "SELECT manager_id FROM departments WHERE name = 'Research'",
             "manager_id holds ids of agents rows: to show who or what they are, join agents "
-            "ON departments.manager_id = agents.id.",
+            "ON departments.manager_id = agents.id.\n"
+            "manager_id 1 is the agents row whose name is 'Ann'.",
         ),
         (
             "SELECT manager_id FROM agents WHERE name = 'Bob'",
             "manager_id holds ids of other agents rows: to show who or what they are, join "
-            "agents a second time under another name ON agents.manager_id = agents.id.",
+            "agents a second time under another name ON agents.manager_id = agents.id.\n"
+            "manager_id 1 is the agents row whose name is 'Ann'.",
         ),
         ("SELECT m.name FROM agents a JOIN agents m ON a.manager_id = m.id", None),
         (
@@ -528,3 +595,184 @@ def test_a_bare_key_column_says_which_rows_it_refers_to(
 ) -> None:
     tool = SqlQueryTool(_keyed_database(tmp_path))
     assert json.loads(tool.invoke({"sql": query})).get("note") == note
+
+
+def _looked_up_database(tmp_path: Path, agents: int) -> tuple[SqlQueryTool, Path]:
+    path = tmp_path / "lookups.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(
+            """
+            CREATE TABLE agents (id INTEGER PRIMARY KEY, name TEXT, email TEXT);
+            CREATE TABLE tickets (id INTEGER PRIMARY KEY, agent_id INTEGER REFERENCES agents(id),
+                                  reporter TEXT REFERENCES people(email));
+            CREATE TABLE people (email TEXT PRIMARY KEY, phone TEXT);
+            """
+        )
+        connection.executemany(
+            "INSERT INTO agents VALUES (?, ?, ?)",
+            [(n, f"Agent Nr {n}", f"a{n}@example.com") for n in range(1, agents + 1)]
+            + [(99, "call +41 44 668 18 00", "x@example.com")],
+        )
+        connection.executemany(
+            "INSERT INTO tickets VALUES (?, ?, ?)",
+            [(n, n, "x@example.com") for n in range(1, agents + 1)] + [(99, None, None)],
+        )
+    return SqlQueryTool(f"sqlite:///{path}", handle_tool_error=False), path
+
+
+def test_the_names_of_several_ids_follow_the_order_of_the_rows(tmp_path: Path) -> None:
+    tool, _path = _looked_up_database(tmp_path, agents=6)
+    sql = "SELECT agent_id FROM tickets WHERE agent_id IN (3, 1, 2) ORDER BY agent_id DESC"
+    assert str(result(tool, sql)["note"]).splitlines()[1] == (
+        "agent_id values are agents rows whose name is: 3 'Agent Nr 3', 2 'Agent Nr 2', "
+        "1 'Agent Nr 1'."
+    )
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT agent_id FROM tickets WHERE agent_id <= 6",  # more ids than are looked up
+        "SELECT agent_id FROM tickets WHERE id = 99",  # NULL refers to no row
+        "SELECT agent_id FROM tickets WHERE agent_id = 99",  # a name a detector would catch
+        "SELECT reporter FROM tickets WHERE id = 1",  # people have no column that names them
+        "SELECT * FROM tickets WHERE id = 1",
+    ],
+)
+def test_ids_are_not_named_when_they_cannot_be_named_safely(tmp_path: Path, sql: str) -> None:
+    tool, path = _looked_up_database(tmp_path, agents=6)
+    connection = sqlite3.connect(path)
+    with connection:
+        connection.execute("INSERT INTO tickets VALUES (100, 99, NULL)")
+    connection.close()
+    note = result(tool, sql).get("note")
+    assert note is None or "whose name is" not in str(note)
+    assert "+41" not in json.dumps(result(tool, sql))
+
+
+def test_a_failing_lookup_leaves_the_rows_as_they_were(tmp_path: Path) -> None:
+    tool, path = _looked_up_database(tmp_path, agents=2)
+    connection = sqlite3.connect(path)
+    with connection:  # the table the key refers to is gone after the tool was built
+        connection.executescript(
+            "PRAGMA foreign_keys = OFF; ALTER TABLE agents RENAME TO former_agents;"
+        )
+    connection.close()
+    output = result(tool, "SELECT agent_id FROM tickets WHERE id = 1")
+    assert output["rows"] == [{"agent_id": 1}]
+    assert "whose name is" not in str(output["note"])
+
+
+# --- NOT IN with NULLs, and text that another column holds ---------------------------------
+
+DESK = """
+CREATE TABLE departments (id INTEGER PRIMARY KEY, code TEXT NOT NULL, name TEXT NOT NULL,
+                          contact TEXT);
+CREATE TABLE agents (id INTEGER PRIMARY KEY, name TEXT NOT NULL,
+                     department_id INTEGER NOT NULL REFERENCES departments (id));
+CREATE TABLE tickets (id INTEGER PRIMARY KEY, agent_id INTEGER REFERENCES agents (id),
+                      department_id INTEGER NOT NULL REFERENCES departments (id));
+CREATE TABLE log (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, source TEXT NOT NULL);
+INSERT INTO departments VALUES (1, 'NET', 'Network', 'net@example.com'),
+                               (2, 'SEC', 'Security', 'sec@example.com');
+INSERT INTO agents VALUES (1, 'Ann', 1), (2, 'Bo', 2), (3, 'Cy', 2);
+INSERT INTO tickets VALUES (1, 1, 1), (2, NULL, 2), (3, 2, 2);
+"""
+
+
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory: pytest.TempPathFactory) -> SqlQueryTool:
+    path = make_database(tmp_path_factory.mktemp("desk") / "desk.db", DESK)
+    connection = sqlite3.connect(path)
+    with connection:  # a table too big to be read whole when the tool is built
+        connection.executemany(
+            "INSERT INTO log (kind, source) VALUES (?, ?)",
+            [("login", f"host {n % 7}") for n in range(150)] + [("Audit", "Security")],
+        )
+    connection.close()
+    return SqlQueryTool(f"sqlite:///{path}", handle_tool_error=False)
+
+
+def test_not_in_over_a_column_that_can_be_null_says_how_to_leave_nulls_out(
+    desk: SqlQueryTool,
+) -> None:
+    sql = "SELECT name FROM agents WHERE id NOT IN (SELECT agent_id FROM tickets)"
+    output = result(desk, sql)
+    assert output["rows"] == []
+    assert output["note"] == (
+        "0 rows: no row matched WHERE NOT id IN (SELECT agent_id FROM tickets).\n"
+        "NOT IN matches no row when its list holds a NULL, and tickets.agent_id can be NULL; "
+        "leave the NULLs out, as in: SELECT name FROM agents WHERE NOT id IN "
+        "(SELECT agent_id FROM tickets WHERE NOT agent_id IS NULL)"
+    )
+    rewritten = str(output["note"]).rsplit("as in: ", 1)[1]
+    assert result(desk, rewritten)["rows"] == [{"name": "Cy"}]
+
+
+def test_a_zero_count_with_not_in_gets_the_hint_instead_of_the_text_hint(
+    desk: SqlQueryTool,
+) -> None:
+    sql = (
+        "SELECT COUNT(*) AS n FROM agents a WHERE a.id NOT IN "
+        "(SELECT t.agent_id FROM tickets t WHERE t.department_id = 2)"
+    )
+    note = str(result(desk, sql)["note"]).splitlines()
+    assert note[1].startswith("NOT IN matches no row when its list holds a NULL")
+    assert note[1].endswith("WHERE t.department_id = 2 AND NOT t.agent_id IS NULL)")
+    assert len(note) == 2
+
+
+def test_not_in_over_a_column_that_cannot_be_null_gets_no_null_hint(desk: SqlQueryTool) -> None:
+    sql = "SELECT code FROM departments WHERE id NOT IN (SELECT department_id FROM agents)"
+    assert result(desk, sql)["note"] == (
+        "0 rows: no row matched WHERE NOT id IN (SELECT department_id FROM agents)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("sql", "hint"),
+    [
+        (
+            "SELECT a.name FROM agents a JOIN departments d ON d.id = a.department_id "
+            "WHERE d.code = 'SECURITY'",
+            "code holds no 'SECURITY', but name holds 'Security'; try: SELECT a.name FROM "
+            "agents AS a JOIN departments AS d ON d.id = a.department_id WHERE d.name = "
+            "'Security'",
+        ),
+        (
+            "SELECT id FROM departments WHERE name = 'sec'",
+            "name holds no 'sec', but code holds 'SEC'; try: SELECT id FROM departments "
+            "WHERE code = 'SEC'",
+        ),
+    ],
+)
+def test_text_another_column_of_a_small_table_holds_is_named_with_the_query(
+    desk: SqlQueryTool, sql: str, hint: str
+) -> None:
+    note = str(result(desk, sql)["note"]).splitlines()
+    assert note[1] == hint
+    rewritten = hint.rsplit("try: ", 1)[1]
+    assert result(desk, rewritten)["row_count"] == (2 if "a.name" in rewritten else 1)
+
+
+def test_text_in_the_wrong_case_of_its_own_column_gets_the_like_hint(desk: SqlQueryTool) -> None:
+    note = str(result(desk, "SELECT id FROM departments WHERE code = 'sec'")["note"])
+    assert note.splitlines()[1] == (
+        "code is text; = needs the exact text. To find part of it in any case, try: "
+        "SELECT id FROM departments WHERE code LIKE '%sec%'"
+    )
+
+
+def test_values_of_a_table_too_big_to_read_whole_are_not_searched(desk: SqlQueryTool) -> None:
+    note = str(result(desk, "SELECT id FROM log WHERE kind = 'security'")["note"])
+    assert "source" not in note
+    assert "LIKE '%security%'" in note
+
+
+def test_a_value_a_forbid_check_would_catch_is_never_named_or_described(
+    desk: SqlQueryTool,
+) -> None:
+    note = str(result(desk, "SELECT id FROM departments WHERE name = 'sec@example.com'")["note"])
+    assert "contact" not in note
+    assert "example.com" not in desk.description
+    assert "Security" not in desk.description
