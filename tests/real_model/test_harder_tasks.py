@@ -104,3 +104,17 @@ def test_the_reports_of_a_manager_come_from_the_self_join(
     local_model: BaseChatModel, desk_tools: list[BaseTool], desk: Any
 ) -> None:
     assert failures_of("reports_of_manager", local_model, desk_tools, desk) == []
+
+
+@pytest.mark.local_model
+def test_a_bare_manager_id_is_answered_with_the_name_it_refers_to(
+    local_model: BaseChatModel, desk_tools: list[BaseTool], desk: Any
+) -> None:
+    assert failures_of("department_manager", local_model, desk_tools, desk) == []
+
+
+@pytest.mark.local_model
+def test_arithmetic_sent_to_sql_from_dual_still_gets_its_answer(
+    local_model: BaseChatModel, desk_tools: list[BaseTool], desk: Any
+) -> None:
+    assert failures_of("percent_of_hours", local_model, desk_tools, desk) == []
