@@ -15,12 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlglot import exp
 
+from langchain_agent_rules._json_text import compact_json
 from langchain_agent_rules.tools._safe_values import is_private_column, is_shown_value
 from langchain_agent_rules.tools._sql_catalog import (
     Catalog,
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_FILTER_CHARS",
     "MAX_LISTING_BYTES",
     "MAX_LOOKED_UP_KEYS",
+    "MAX_WITHOUT_NULLS_ROWS",
     "NOTHING_COUNTED",
     "NOT_IN_NULLS",
     "NO_GROUPS",
@@ -55,13 +57,18 @@ __all__ = [
     "TEXT_EQUALS",
     "TEXT_EQUALS_NO_EXAMPLES",
     "VALUE_ELSEWHERE",
+    "WITHOUT_NULLS_ROWS",
     "KeyLookup",
     "NameProblem",
     "ProblemKind",
+    "WithoutNulls",
     "failure_lines",
+    "found_nothing",
     "key_lookups",
     "key_name_line",
+    "not_in_without_nulls",
     "result_note",
+    "without_nulls_line",
 ]
 
 MAX_LISTING_BYTES = 800
@@ -111,6 +118,10 @@ NOT_IN_NULLS = (
     "NOT IN matches no row when its list holds a NULL, and {column} can be NULL; leave the "
     "NULLs out, as in: {query}"
 )
+WITHOUT_NULLS_ROWS = "Without the NULLs, that query returns {count}: {rows}"
+MAX_WITHOUT_NULLS_ROWS = 10
+"""The most rows of the query without NULLs that a note shows."""
+MAX_WITHOUT_NULLS_CHARS = 600
 TEXT_DATES = (
     "{column} holds dates as text such as {example}, so = matches one day only; for a month "
     "write {column} LIKE '{month}-%' or {column} BETWEEN '{month}-01' AND '{month}-31'."
@@ -357,9 +368,27 @@ def _value_elsewhere(select: exp.Select, compared: _Compared, dialect: str) -> s
     return None
 
 
-def _not_in_nulls(select: exp.Select, dialect: str, catalog: Catalog) -> str | None:
-    """For a ``NOT IN (SELECT column ...)`` whose column can be NULL: how to leave NULLs out."""
-    for position, negation in enumerate(select.find_all(exp.Not)):
+@dataclass(frozen=True)
+class WithoutNulls:
+    """A query whose ``NOT IN (SELECT column ...)`` may be empty only for the column's NULLs."""
+
+    column: str
+    """The listed column, as ``table.column``."""
+    query: exp.Select
+    """The query with ``column IS NOT NULL`` added to that subquery."""
+    listing: exp.Select
+    """That subquery, within ``query``."""
+
+
+def not_in_without_nulls(statement: exp.Expr, catalog: Catalog) -> WithoutNulls | None:
+    """For a ``NOT IN (SELECT column ...)`` whose column can be NULL: the query without them.
+
+    ``x NOT IN (list)`` is never true once the list holds a NULL, so such a query finds no
+    row, whatever the data, as soon as one NULL is listed.
+    """
+    if not isinstance(statement, exp.Select):
+        return None
+    for position, negation in enumerate(statement.find_all(exp.Not)):
         membership = negation.this
         if not isinstance(membership, exp.In):
             continue
@@ -376,17 +405,36 @@ def _not_in_nulls(select: exp.Select, dialect: str, catalog: Catalog) -> str | N
         found = owners[0].column(listed.name) if len(owners) == 1 else None
         if found is None or not found.nullable:
             continue
-        rewritten = select.copy()
+        rewritten = statement.copy()
         subquery = list(rewritten.find_all(exp.Not))[position].this.args["query"]
         target = subquery.this if isinstance(subquery, exp.Subquery) else subquery
         target.where(exp.Not(this=exp.Is(this=listed.copy(), expression=exp.Null())), copy=False)
-        text = rewritten.sql(dialect=dialect)
-        if len(text) > MAX_FILTER_CHARS:
-            text = target.sql(dialect=dialect)
-        return NOT_IN_NULLS.format(
-            column=f"{owners[0].shown}.{found.shown}", query=_short(text, MAX_FILTER_CHARS)
-        )
+        return WithoutNulls(f"{owners[0].shown}.{found.shown}", rewritten, target)
     return None
+
+
+def _not_in_nulls(select: exp.Select, dialect: str, catalog: Catalog) -> str | None:
+    without = not_in_without_nulls(select, catalog)
+    if without is None:
+        return None
+    text = without.query.sql(dialect=dialect)
+    if len(text) > MAX_FILTER_CHARS:
+        text = _short(without.listing.sql(dialect=dialect), MAX_FILTER_CHARS)
+    return NOT_IN_NULLS.format(column=without.column, query=text)
+
+
+def without_nulls_line(rows: Sequence[Mapping[str, object]], more: bool) -> str:
+    """What the query without the NULLs returned: its first rows, within a bound."""
+    shown = list(rows)
+    while shown and len(compact_json(shown)) > MAX_WITHOUT_NULLS_CHARS:
+        shown.pop()
+    if not rows:
+        count = "no row either"
+    elif more or len(shown) < len(rows):
+        count = f"more rows than shown here; the first {len(shown)}"
+    else:
+        count = f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
+    return WITHOUT_NULLS_ROWS.format(count=count, rows=compact_json(shown))
 
 
 def _iso_kind(value: str) -> Literal["date", "date_time"] | None:
@@ -545,6 +593,17 @@ def key_name_line(lookup: KeyLookup, names: Sequence[tuple[object, object]]) -> 
     if len(named) == 1:
         return KEY_NAMED.format(key=named[0][0], name=named[0][1], **parts)
     return KEYS_NAMED.format(pairs=", ".join(f"{k} {n}" for k, n in named), **parts)
+
+
+def found_nothing(statement: exp.Expr, rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether a query returned no row, or an ungrouped ``COUNT(*)`` of 0."""
+    if not rows:
+        return True
+    return (
+        isinstance(statement, exp.Select)
+        and len(rows) == 1
+        and bool(_zero_count(statement, rows[0]))
+    )
 
 
 def result_note(

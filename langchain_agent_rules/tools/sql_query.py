@@ -47,10 +47,14 @@ from langchain_agent_rules.tools._sql_dialects import DIALECTS, Dialect
 from langchain_agent_rules.tools._sql_hints import foreign_syntax_hint, without_dual
 from langchain_agent_rules.tools._sql_observations import (
     MAX_LOOKED_UP_KEYS,
+    MAX_WITHOUT_NULLS_ROWS,
     failure_lines,
+    found_nothing,
     key_lookups,
     key_name_line,
+    not_in_without_nulls,
     result_note,
+    without_nulls_line,
 )
 from langchain_agent_rules.tools._sql_schema_text import lists_columns, schema_description
 from langchain_agent_rules.tools.sql_guard import check_read_only_sql
@@ -264,6 +268,8 @@ class SqlQueryTool(BaseTool):
                 fetched = result.fetchmany(self.max_rows + 1)
                 result.close()
                 names = self._key_names(connection, statement, fetched[: self.max_rows])
+                if found_nothing(statement, fetched):
+                    names += self._without_nulls(connection, statement)
         except SQLAlchemyError as error:
             raise self._failure(error, statement) from None
         rows: list[dict[str, JsonValue]] = [
@@ -312,6 +318,30 @@ class SqlQueryTool(BaseTool):
             if line is not None:
                 lines.append(line)
         return lines
+
+    def _without_nulls(self, connection: Connection, statement: exp.Expr) -> list[str]:
+        """For an empty ``NOT IN`` over a column with NULLs, what the query finds without them.
+
+        Measured with the embedded 1.5B model: shown the query that leaves the NULLs out,
+        it still answered "no agent" from the empty result; shown its rows, it can answer.
+        """
+        without = not_in_without_nulls(statement, self._catalog)
+        if without is None:
+            return []
+        sql = without.query.sql(dialect=self._dialect.sqlglot_name)
+        try:
+            check_read_only_sql(sql, self._dialect.sqlglot_name)
+            result = connection.execution_options(no_parameters=True).exec_driver_sql(sql)
+            columns = _unique_names(list(result.keys()))
+            fetched = result.fetchmany(MAX_WITHOUT_NULLS_ROWS + 1)
+            result.close()
+        except (SQLAlchemyError, InvalidToolCallError):
+            return []  # a help, and a failed statement ends a PostgreSQL transaction
+        rows = [
+            {name: json_safe(value) for name, value in zip(columns, row, strict=True)}
+            for row in fetched[:MAX_WITHOUT_NULLS_ROWS]
+        ]
+        return [without_nulls_line(rows, more=len(fetched) > MAX_WITHOUT_NULLS_ROWS)]
 
     def _checked(self, sql: str) -> exp.Expr:
         """The parsed query if the SQL guard admits it; its refusal, with a hint, if not."""

@@ -703,13 +703,14 @@ def test_not_in_over_a_column_that_can_be_null_says_how_to_leave_nulls_out(
         "0 rows: no row matched WHERE NOT id IN (SELECT agent_id FROM tickets).\n"
         "NOT IN matches no row when its list holds a NULL, and tickets.agent_id can be NULL; "
         "leave the NULLs out, as in: SELECT name FROM agents WHERE NOT id IN "
-        "(SELECT agent_id FROM tickets WHERE NOT agent_id IS NULL)"
+        "(SELECT agent_id FROM tickets WHERE NOT agent_id IS NULL)\n"
+        'Without the NULLs, that query returns 1 row: [{"name":"Cy"}]'
     )
-    rewritten = str(output["note"]).rsplit("as in: ", 1)[1]
+    rewritten = str(output["note"]).splitlines()[1].rsplit("as in: ", 1)[1]
     assert result(desk, rewritten)["rows"] == [{"name": "Cy"}]
 
 
-def test_a_zero_count_with_not_in_gets_the_hint_instead_of_the_text_hint(
+def test_a_zero_count_with_not_in_gets_the_hint_and_the_count_without_nulls(
     desk: SqlQueryTool,
 ) -> None:
     sql = (
@@ -719,7 +720,36 @@ def test_a_zero_count_with_not_in_gets_the_hint_instead_of_the_text_hint(
     note = str(result(desk, sql)["note"]).splitlines()
     assert note[1].startswith("NOT IN matches no row when its list holds a NULL")
     assert note[1].endswith("WHERE t.department_id = 2 AND NOT t.agent_id IS NULL)")
-    assert len(note) == 2
+    assert note[2:] == ['Without the NULLs, that query returns 1 row: [{"n":2}]']
+
+
+def test_not_in_that_finds_nothing_without_nulls_either_says_so(desk: SqlQueryTool) -> None:
+    sql = "SELECT name FROM agents WHERE id NOT IN (SELECT agent_id FROM tickets) AND id > 3"
+    assert str(result(desk, sql)["note"]).splitlines()[-1] == (
+        "Without the NULLs, that query returns no row either: []"
+    )
+
+
+def test_the_rows_found_without_nulls_are_bounded(tmp_path: Path) -> None:
+    database = make_database(
+        tmp_path / "wide.db",
+        "CREATE TABLE a (id INTEGER PRIMARY KEY, note TEXT); CREATE TABLE b (a_id INTEGER);"
+        "INSERT INTO b VALUES (NULL);",
+    )
+    connection = sqlite3.connect(database)
+    with connection:
+        connection.executemany(
+            "INSERT INTO a (note) VALUES (?)", [(f"note {n} " + "x" * 80,) for n in range(40)]
+        )
+    connection.close()
+    tool = SqlQueryTool(f"sqlite:///{database}", handle_tool_error=False)
+    line = str(result(tool, "SELECT * FROM a WHERE id NOT IN (SELECT a_id FROM b)")["note"])
+    last = line.splitlines()[-1]
+    assert last.startswith("Without the NULLs, that query returns more rows than shown here")
+    shown = json.loads(last.split(": ", 1)[1])
+    assert 1 <= len(shown) < 10
+    assert shown[0] == {"id": 1, "note": "note 0 " + "x" * 80}
+    assert len(last) < 800
 
 
 def test_not_in_over_a_column_that_cannot_be_null_gets_no_null_hint(desk: SqlQueryTool) -> None:
