@@ -42,6 +42,7 @@ __all__ = [
     "KEY_COLUMN",
     "KEY_COLUMN_SELF",
     "KEY_NAMED",
+    "KEY_OF_THE_ROW",
     "MAX_FILTER_CHARS",
     "MAX_LISTING_BYTES",
     "MAX_LOOKED_UP_KEYS",
@@ -88,6 +89,7 @@ EXISTING_TABLES = "The tables are: {tables}."
 QUERY_COLUMNS = "Columns of the query's tables: {tables}."
 COLUMN_ELSEWHERE = "{column} is a column of {tables}, which the query does not read; join it."
 COLUMN_OF_ANOTHER = "{column} is a column of {owners}, not of {table}."
+KEY_OF_THE_ROW = "{key} holds the {id} of {referred} rows: here, write {alias}.{id}."
 AMBIGUOUS_COLUMN = (
     "{column} is a column of more than one table of the query; write it with its table: {choices}."
 )
@@ -224,6 +226,8 @@ def _unknown_column_lines(problem: NameProblem, statement: exp.Expr, catalog: Ca
         )
     elif close:
         lines.append(close)
+    if qualified and problem.qualifier:
+        lines += _own_key_lines(problem, qualified, catalog)
     elsewhere = [
         t.shown
         for t in catalog.tables
@@ -237,6 +241,25 @@ def _unknown_column_lines(problem: NameProblem, statement: exp.Expr, catalog: Ca
         )
     lines.append(QUERY_COLUMNS.format(tables=table_listing(read, MAX_LISTING_BYTES)))
     return lines
+
+
+def _own_key_lines(problem: NameProblem, table: CatalogTable, catalog: Catalog) -> list[str]:
+    """``agents.agent_id`` where ``tickets.agent_id`` refers to agents: write ``agents.id``."""
+    for key in catalog.foreign_keys:
+        if (
+            len(key.columns) == 1
+            and key.columns[0].lower() == problem.bare.lower()
+            and key.referred_table == table.shown
+        ):
+            return [
+                KEY_OF_THE_ROW.format(
+                    key=f"{key.table}.{key.columns[0]}",
+                    referred=_short(table.shown, _MAX_NAME_CHARS),
+                    alias=_short(problem.qualifier or "", _MAX_NAME_CHARS),
+                    id=key.referred_columns[0],
+                )
+            ]
+    return []
 
 
 def _table_and_alias(catalog_table: CatalogTable, alias: str) -> str:

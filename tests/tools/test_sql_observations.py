@@ -121,8 +121,30 @@ def test_a_column_of_another_table_of_the_query_names_its_table_not_a_close_name
     assert failure(tool, sql) == (
         "The database rejected the query: no such column: e.manager_id\n"
         "manager_id is a column of departments (d), not of employees (e).\n"
+        "departments.manager_id holds the id of employees rows: here, write e.id.\n"
         "Columns of the query's tables: employees(id, name, email, dept_id, hired, salary)."
     )
+
+
+@pytest.mark.parametrize(
+    ("sql", "line"),
+    [
+        (
+            "SELECT d.name FROM departments d WHERE d.dept_id = 1",
+            "employees.dept_id holds the id of departments rows: here, write d.id.",
+        ),
+        (
+            "SELECT departments.name FROM departments WHERE departments.dept_id = 1",
+            "employees.dept_id holds the id of departments rows: here, write departments.id.",
+        ),
+    ],
+)
+def test_a_key_column_asked_of_the_table_it_refers_to_points_at_that_tables_id(
+    tool: SqlQueryTool, sql: str, line: str
+) -> None:
+    lines = failure(tool, sql).splitlines()
+    assert line in lines
+    assert lines[-1].startswith("Columns of the query's tables: departments(")
 
 
 def test_a_column_of_a_table_read_in_a_subquery_is_named_with_that_table(
