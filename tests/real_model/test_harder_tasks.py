@@ -118,3 +118,10 @@ def test_arithmetic_sent_to_sql_from_dual_still_gets_its_answer(
     local_model: BaseChatModel, desk_tools: list[BaseTool], desk: Any
 ) -> None:
     assert failures_of("percent_of_hours", local_model, desk_tools, desk) == []
+
+
+@pytest.mark.local_model
+def test_not_in_over_a_column_with_nulls_still_finds_the_agents_without_tickets(
+    local_model: BaseChatModel, desk_tools: list[BaseTool], desk: Any
+) -> None:
+    assert failures_of("agents_without_tickets", local_model, desk_tools, desk) == []
