@@ -12,38 +12,15 @@ from pydantic import BaseModel
 
 from langchain_agent_rules.errors import AgentConfigurationError
 from langchain_agent_rules.models.local import ChatLocalLlama
+from models.standard_features import LocalLlamaFeatures
 
 pytest.importorskip("llama_cpp", reason="the `local` extra (llama-cpp-python) is not installed")
 
 
-class TestChatLocalLlamaUnit(ChatModelUnitTests):
-    @property
-    def chat_model_class(self) -> type[ChatLocalLlama]:
-        return ChatLocalLlama
-
+class TestChatLocalLlamaUnit(LocalLlamaFeatures, ChatModelUnitTests):
     @property
     def chat_model_params(self) -> dict[str, Any]:
         return {"n_threads": 2}
-
-    @property
-    def has_tool_calling(self) -> bool:
-        return True
-
-    @property
-    def has_tool_choice(self) -> bool:
-        return True
-
-    @property
-    def has_structured_output(self) -> bool:
-        return True
-
-    @property
-    def supports_json_mode(self) -> bool:
-        return True
-
-    @property
-    def returns_usage_metadata(self) -> bool:
-        return True
 
 
 def test_the_traced_model_name_is_the_model_file_unless_a_call_names_another() -> None:
