@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -339,17 +339,38 @@ def _compared_text_column(select: exp.Select, catalog: Catalog) -> _Compared | N
     return None
 
 
-def _with_like(select: exp.Select, compared: _Compared, pattern: str, dialect: str) -> str:
-    """The query with the compared ``=`` made a case-blind LIKE; that predicate alone if long."""
+def _compared_column(select: exp.Select, compared: _Compared) -> tuple[exp.EQ, exp.Column]:
+    """The compared ``=`` of ``select``'s WHERE clause, and its column side."""
+    node = list(select.args["where"].find_all(exp.EQ))[compared.position]
+    column = next(side for side in (node.this, node.expression) if isinstance(side, exp.Column))
+    return node, column
+
+
+def _rewritten(
+    select: exp.Select,
+    compared: _Compared,
+    predicate: Callable[[exp.Column], exp.Expr],
+    dialect: str,
+) -> str:
+    """The query with the compared ``=`` replaced; that predicate alone if the query is long."""
     rewritten = select.copy()
-    node = list(rewritten.args["where"].find_all(exp.EQ))[compared.position]
-    column = next(s for s in (node.this, node.expression) if isinstance(s, exp.Column))
-    like = exp.ILike if dialect == "postgres" else exp.Like  # SQLite's LIKE ignores case
-    node.replace(like(this=column.copy(), expression=exp.Literal.string(pattern)))
+    node, column = _compared_column(rewritten, compared)
+    node.replace(predicate(column))
     text = rewritten.sql(dialect=dialect)
     if len(text) <= MAX_FILTER_CHARS:
         return text
-    return like(this=column.copy(), expression=exp.Literal.string(pattern)).sql(dialect=dialect)
+    return predicate(_compared_column(select, compared)[1]).sql(dialect=dialect)
+
+
+def _with_like(select: exp.Select, compared: _Compared, pattern: str, dialect: str) -> str:
+    """The query with the compared ``=`` made a case-blind LIKE; that predicate alone if long."""
+    like = exp.ILike if dialect == "postgres" else exp.Like  # SQLite's LIKE ignores case
+    return _rewritten(
+        select,
+        compared,
+        lambda column: like(this=column.copy(), expression=exp.Literal.string(pattern)),
+        dialect,
+    )
 
 
 def _value_elsewhere(select: exp.Select, compared: _Compared, dialect: str) -> str | None:
@@ -362,33 +383,28 @@ def _value_elsewhere(select: exp.Select, compared: _Compared, dialect: str) -> s
     own = compared.table.values.get(compared.column.name, frozenset())
     if any(value.casefold() == wanted for value in own):
         return None  # only the case is wrong: the LIKE hint says so
-    for name, values in compared.table.values.items():
-        other = compared.table.column(name)
-        if other is None or other == compared.column:
-            continue
-        found = next((v for v in sorted(values) if v.casefold() == wanted), None)
-        if found is None:
-            continue
-        rewritten = select.copy()
-        node = list(rewritten.args["where"].find_all(exp.EQ))[compared.position]
-        column = next(side for side in (node.this, node.expression) if isinstance(side, exp.Column))
-        node.replace(
-            exp.EQ(
-                this=exp.column(other.name, column.table or None, quoted=other.shown != other.name),
-                expression=exp.Literal.string(found),
-            )
-        )
-        query = rewritten.sql(dialect=dialect)
-        if len(query) > MAX_FILTER_CHARS:
-            query = f"{other.shown} = {sql_literal(found)}"
-        return VALUE_ELSEWHERE.format(
-            column=compared.column.shown,
-            value=sql_literal(compared.value),
-            other=other.shown,
-            found=sql_literal(found),
-            query=query,
-        )
-    return None
+    matches = (
+        (other, value)
+        for name, values in compared.table.values.items()
+        if (other := compared.table.column(name)) is not None and other != compared.column
+        for value in sorted(values)
+        if value.casefold() == wanted
+    )
+    other, found = next(matches, (None, ""))
+    if other is None:
+        return None
+
+    def equals_found(column: exp.Column) -> exp.Expr:
+        name = exp.column(other.name, column.table or None, quoted=other.shown != other.name)
+        return exp.EQ(this=name, expression=exp.Literal.string(found))
+
+    return VALUE_ELSEWHERE.format(
+        column=compared.column.shown,
+        value=sql_literal(compared.value),
+        other=other.shown,
+        found=sql_literal(found),
+        query=_rewritten(select, compared, equals_found, dialect),
+    )
 
 
 @dataclass(frozen=True)
